@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# odf-unionfs: one entry point for building, testing and demonstrating.
+#
+#   make            build kernel/unionfs.ko and the tools
+#   make deps       install the Debian packages the project needs (as root)
+#   make check      unit tests + VM tests, ends with "N passed, N failed"
+#   make demo       boot the VM and show the union working
+#   make vm-run CMD='...' | SCRIPT=path   run something in the VM
+#   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
+#   make sparse     the module through sparse (C=1)
+#   make clean
+
+# The kernel the module is built for: the newest installed Debian
+# linux-headers-*-amd64 that has a matching /boot/vmlinuz-* (the guest
+# kernel).  Override with KVER= or KDIR=.
+KVER ?= $(shell for d in $$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do \
+		v=$$(basename $$d | sed s/^linux-headers-//); \
+		if [ -e /boot/vmlinuz-$$v ]; then echo $$v; break; fi; done)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+export KVER KDIR
+
+# Debug kernel for check-debug: built once, outside the source tree.
+DEBUG_CACHE ?= /var/cache/odf-unionfs
+export DEBUG_CACHE
+
+VM_RUN := tests/vm/run.sh --kver $(KVER)
+
+.PHONY: all module tools deps check demo vm-run check-debug sparse clean
+
+all: module tools
+
+module:
+	@if [ -z "$(KVER)" ]; then \
+		echo "No linux-headers-*-amd64 with a matching /boot/vmlinuz-*: run 'make deps' as root"; \
+		exit 1; fi
+	$(MAKE) -C kernel KDIR=$(KDIR)
+
+tools:
+	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; fi
+
+# Targets that need the packages run deps first, then build in a fresh
+# make (KVER is only known once the headers are installed).
+deps:
+	@scripts/deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/check.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory vm-run SCRIPT=tests/vm/demo.sh
+
+# CMD and SCRIPT are taken unexpanded ($(value ...)) and quoted for the
+# shell, so "$$x" in a command reaches the guest's shell intact.
+shquote = '$(subst ','\'',$(1))'
+vm-run:
+ifneq ($(value SCRIPT),)
+	@$(VM_RUN) --script $(call shquote,$(value SCRIPT))
+else ifneq ($(value CMD),)
+	@$(VM_RUN) --cmd $(call shquote,$(value CMD))
+else
+	@echo "usage: make vm-run CMD='command' | SCRIPT=path"; exit 2
+endif
+
+check-debug: deps
+	@scripts/deps.sh --debug
+	@scripts/debug-kernel.sh build
+	@scripts/debug-kernel.sh check
+
+sparse: deps
+	$(MAKE) -C kernel KDIR=$(KDIR) C=2 CF="-D__CHECK_ENDIAN__"
+
+clean:
+	-$(MAKE) -C kernel KDIR=$(KDIR) clean
+	@if [ -f tools/Makefile ]; then $(MAKE) -C tools clean; fi
+	rm -rf build

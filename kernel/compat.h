@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel version differences, in one place.  The module targets Linux
+ * 6.1 LTS first; 6.3 replaced the user_namespace argument of the inode
+ * operations and of the vfs_* helpers with struct mnt_idmap.  Every
+ * operation in the module takes an "idmap" of type unionfs_idmap_t and
+ * passes the branch mount's map down with unionfs_mnt_idmap().
+ */
+#ifndef _UNIONFS_COMPAT_H
+#define _UNIONFS_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/mount.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+typedef struct user_namespace unionfs_idmap_t;
+#define unionfs_mnt_idmap(mnt)	mnt_user_ns(mnt)
+#else
+typedef struct mnt_idmap unionfs_idmap_t;
+#define unionfs_mnt_idmap(mnt)	mnt_idmap(mnt)
+#endif
+
+#endif /* _UNIONFS_COMPAT_H */

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * odf-unionfs: filesystem type, superblock, mount and remount.
+ *
+ * This version mounts a single read-only branch as a pass-through union;
+ * every configuration it cannot serve yet is refused at mount with
+ * -EINVAL and one kernel-log line that names the option.
+ */
+#define pr_fmt(fmt) "unionfs: " fmt
+
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/statfs.h>
+#include "unionfs.h"
+
+static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
+{
+	unsigned int i;
+
+	if (!sbi)
+		return;
+	for (i = 0; i < sbi->nbranches; i++) {
+		path_put(&sbi->branches[i].root);
+		kfree(sbi->branches[i].name);
+	}
+	kfree(sbi->branches);
+	path_put(&sbi->odf);
+	kfree(sbi->odf_name);
+	kfree(sbi);
+}
+
+static int unionfs_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	int err;
+
+	err = vfs_statfs(&sbi->branches[0].root, buf);
+	if (!err) {
+		buf->f_type = UNIONFS_SUPER_MAGIC;
+		buf->f_fsid.val[0] = 0;
+		buf->f_fsid.val[1] = 0;
+	}
+	return err;
+}
+
+static int unionfs_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(root->d_sb);
+	unsigned int i;
+
+	seq_show_option(m, "odf", sbi->odf_name);
+	seq_puts(m, ",dirs=");
+	for (i = 0; i < sbi->nbranches; i++) {
+		if (i)
+			seq_putc(m, ':');
+		seq_escape(m, sbi->branches[i].name, ",:= \t\n\\");
+		seq_puts(m, sbi->branches[i].mode == UNIONFS_BR_RW ? "=rw" : "=ro");
+	}
+	return 0;
+}
+
+const struct super_operations unionfs_sops = {
+	.alloc_inode	= unionfs_alloc_inode,
+	.free_inode	= unionfs_free_inode,
+	.evict_inode	= unionfs_evict_inode,
+	.drop_inode	= generic_delete_inode,
+	.statfs		= unionfs_statfs,
+	.show_options	= unionfs_show_options,
+};
+
+/*
+ * What this version cannot do yet is refused here, before anything is
+ * resolved, so a refused mount touches nothing.
+ */
+static int unionfs_check_supported(struct fs_context *fc,
+				   const struct unionfs_options *opts)
+{
+	if (!opts->odf)
+		return invalfc(fc, "missing odf= option: name the ODF volume (block device or directory)");
+	if (!opts->nbranches)
+		return invalfc(fc, "missing dirs= option: name at least one branch");
+	if (opts->nbranches > 1)
+		return invalfc(fc, "dirs= names %u branches, this version supports only one",
+			       opts->nbranches);
+	if (opts->branches[0].mode == UNIONFS_BR_RW &&
+	    !(fc->sb_flags & SB_RDONLY))
+		return invalfc(fc, "branch '%s' is rw, this version supports only read-only unions: mark it =ro or mount with -o ro",
+			       opts->branches[0].path);
+	return 0;
+}
+
+static int unionfs_resolve_odf(struct fs_context *fc, const char *name,
+			       struct path *path)
+{
+	struct inode *inode;
+	int err;
+
+	err = kern_path(name, LOOKUP_FOLLOW, path);
+	if (err) {
+		errorfc(fc, "cannot find ODF '%s' (error %d)", name, err);
+		return err;
+	}
+	inode = d_inode(path->dentry);
+	if (!S_ISBLK(inode->i_mode) && !S_ISDIR(inode->i_mode)) {
+		path_put(path);
+		path->mnt = NULL;
+		path->dentry = NULL;
+		return invalfc(fc, "ODF '%s' is neither a block device nor a directory",
+			       name);
+	}
+	return 0;
+}
+
+static int unionfs_resolve_branch(struct fs_context *fc,
+				  const struct unionfs_branch_spec *spec,
+				  struct unionfs_branch *br)
+{
+	int err;
+
+	err = kern_path(spec->path, LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &br->root);
+	if (err) {
+		if (err == -ENOTDIR)
+			errorfc(fc, "branch '%s' is not a directory", spec->path);
+		else
+			errorfc(fc, "cannot find branch '%s' (error %d)",
+				spec->path, err);
+		return err;
+	}
+	br->mode = spec->mode;
+	br->name = kstrdup(spec->path, GFP_KERNEL);
+	if (!br->name)
+		return -ENOMEM;
+	return 0;
+}
+
+static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct unionfs_options *opts = fc->fs_private;
+	struct unionfs_sb_info *sbi;
+	struct super_block *lower_sb;
+	struct unionfs_dentry_info *di;
+	struct inode *root_inode;
+	unsigned int i;
+	int err;
+
+	err = unionfs_check_supported(fc, opts);
+	if (err)
+		return err;
+
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	if (!sbi)
+		return -ENOMEM;
+	sb->s_fs_info = sbi;	/* freed by unionfs_kill_sb, also on failure */
+
+	sbi->odf_name = kstrdup(opts->odf, GFP_KERNEL);
+	sbi->branches = kcalloc(opts->nbranches, sizeof(*sbi->branches),
+				GFP_KERNEL);
+	if (!sbi->odf_name || !sbi->branches)
+		return -ENOMEM;
+
+	err = unionfs_resolve_odf(fc, opts->odf, &sbi->odf);
+	if (err)
+		return err;
+	for (i = 0; i < opts->nbranches; i++) {
+		err = unionfs_resolve_branch(fc, &opts->branches[i],
+					     &sbi->branches[i]);
+		sbi->nbranches = i + 1;	/* what unionfs_free_sbi must put */
+		if (err)
+			return err;
+	}
+
+	lower_sb = sbi->branches[0].root.mnt->mnt_sb;
+	sb->s_stack_depth = lower_sb->s_stack_depth + 1;
+	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
+		return invalfc(fc, "branch '%s' is stacked too deeply (at most %d levels of stacked filesystems)",
+			       sbi->branches[0].name, FILESYSTEM_MAX_STACK_DEPTH);
+
+	sb->s_magic = UNIONFS_SUPER_MAGIC;
+	sb->s_op = &unionfs_sops;
+	sb->s_d_op = &unionfs_dops;
+	sb->s_maxbytes = lower_sb->s_maxbytes;
+	sb->s_time_gran = lower_sb->s_time_gran;
+	sb->s_flags |= SB_RDONLY | SB_NOSEC;
+
+	root_inode = unionfs_iget(sb, d_inode(sbi->branches[0].root.dentry));
+	if (IS_ERR(root_inode))
+		return PTR_ERR(root_inode);
+	sb->s_root = d_make_root(root_inode);
+	if (!sb->s_root)
+		return -ENOMEM;
+	di = unionfs_alloc_dinfo(&sbi->branches[0].root);
+	if (!di)
+		return -ENOMEM;
+	sb->s_root->d_fsdata = di;
+	return 0;
+}
+
+static int unionfs_get_tree(struct fs_context *fc)
+{
+	return get_tree_nodev(fc, unionfs_fill_super);
+}
+
+static int unionfs_reconfigure(struct fs_context *fc)
+{
+	sync_filesystem(fc->root->d_sb);
+	if (!(fc->sb_flags & SB_RDONLY))
+		return invalfc(fc, "this version supports only read-only unions: remount with -o ro");
+	return 0;
+}
+
+static void unionfs_free_fc(struct fs_context *fc)
+{
+	struct unionfs_options *opts = fc->fs_private;
+
+	if (opts) {
+		unionfs_free_options(opts);
+		kfree(opts);
+	}
+}
+
+static const struct fs_context_operations unionfs_context_ops = {
+	.parse_param	= unionfs_parse_param,
+	.get_tree	= unionfs_get_tree,
+	.reconfigure	= unionfs_reconfigure,
+	.free		= unionfs_free_fc,
+};
+
+static int unionfs_init_fs_context(struct fs_context *fc)
+{
+	fc->fs_private = kzalloc(sizeof(struct unionfs_options), GFP_KERNEL);
+	if (!fc->fs_private)
+		return -ENOMEM;
+	fc->ops = &unionfs_context_ops;
+	return 0;
+}
+
+static void unionfs_kill_sb(struct super_block *sb)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+
+	kill_anon_super(sb);
+	unionfs_free_sbi(sbi);
+}
+
+static struct file_system_type unionfs_fs_type = {
+	.owner			= THIS_MODULE,
+	.name			= UNIONFS_NAME,
+	.init_fs_context	= unionfs_init_fs_context,
+	.kill_sb		= unionfs_kill_sb,
+};
+MODULE_ALIAS_FS(UNIONFS_NAME);
+
+static int __init unionfs_init(void)
+{
+	int err;
+
+	err = unionfs_init_inode_cache();
+	if (err)
+		return err;
+	err = register_filesystem(&unionfs_fs_type);
+	if (err)
+		unionfs_destroy_inode_cache();
+	return err;
+}
+
+static void __exit unionfs_exit(void)
+{
+	unregister_filesystem(&unionfs_fs_type);
+	unionfs_destroy_inode_cache();
+}
+
+module_init(unionfs_init);
+module_exit(unionfs_exit);
+
+MODULE_DESCRIPTION("Union filesystem with its metadata on a separate ODF volume");
+MODULE_AUTHOR("odf-unionfs developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: run every suite, keep each one's log under build/check/,
+# and end with one line "N passed, N failed[, N skipped]".  Each suite
+# prints "SUITE-RESULT: NAME PASSED FAILED SKIPPED" as its last line; a
+# suite that dies without it counts as one failure.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+logs=$top/build/check
+mkdir -p "$logs"
+
+suites=()
+[ -f tests/unit/Makefile ] && suites+=(unit)
+suites+=(vm)
+
+pass=0 fail=0 skip=0
+for s in "${suites[@]}"; do
+	echo "=== suite $s"
+	case $s in
+	unit) make --no-print-directory -C tests/unit check ;;
+	vm) tests/vm/run.sh --kver "$KVER" ${VM_TESTS:-} ;;
+	esac 2>&1 | tee "$logs/$s.log"
+	line=$(grep -a '^SUITE-RESULT: ' "$logs/$s.log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "suite $s ended without a result line (log: $logs/$s.log)"
+		fail=$((fail + 1))
+		continue
+	fi
+	set -- $line
+	pass=$((pass + $3)) fail=$((fail + $4)) skip=$((skip + $5))
+done
+
+summary="$pass passed, $fail failed"
+[ "$skip" -gt 0 ] && summary="$summary, $skip skipped"
+echo "$summary"
+[ "$fail" -eq 0 ]

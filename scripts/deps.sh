@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install every Debian package odf-unionfs needs to build, test, demo and
+# benchmark.  Idempotent: when everything is present it only runs dpkg-query
+# and returns.  Run as root on Debian 12.
+set -eu
+
+# What each package is for:
+#   build:    gcc make libc6-dev pkg-config linux-headers-amd64 (kbuild, module)
+#             libext2fs-dev comerr-dev e2fsprogs (tools/lib, mkodf, odfck)
+#   tests:    check (unit tests), linux-image-amd64 (the guest kernel),
+#             qemu-system-x86 (the VM), busybox-static (initramfs),
+#             cpio kmod (initramfs build, module resolution),
+#             xfsprogs attr acl util-linux (branch filesystems, xattrs),
+#             python3 (test helpers), sparse (C=1 checks)
+packages="gcc make libc6-dev pkg-config bc flex bison libelf-dev
+	linux-headers-amd64 linux-image-amd64
+	libext2fs-dev comerr-dev e2fsprogs check
+	qemu-system-x86 busybox-static cpio kmod
+	xfsprogs attr acl util-linux python3 sparse"
+
+missing=
+for p in $packages; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing (run 'make deps' as root)" >&2
+	exit 1
+fi
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

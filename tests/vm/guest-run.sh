@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the test VM after switch_root: the host's root is mounted
+# read-only over 9p, the project tree is at $SRC (same path as on the
+# host), and the host's output directory is shared writable as tag
+# "odfout".  Reads the job the host wrote there, runs it, writes results
+# back and powers the VM off.  It must never exit: PID 1 exiting panics.
+#
+# Results ($OUT/results), one line each:
+#   ok NAME | not ok NAME: why | skip NAME: why | reboot
+# Progress ($OUT/progress): "begin NAME" before each test, for the host's
+# per-test watchdog.
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+
+poweroff_now() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /mnt /root /media /srv /var/lib/nfs; do
+	[ -d "$d" ] && mount -t tmpfs -o mode=1777 tmpfs "$d"
+done
+mkdir -p /run/odf/out
+OUT=/run/odf/out
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 \
+	odfout "$OUT"; then
+	echo "guest-run: cannot mount the output share" >/dev/console
+	poweroff_now
+fi
+exec </dev/null >>"$OUT/guest.log" 2>&1
+
+SRC=
+for arg in $(cat /proc/cmdline); do
+	case $arg in odfsrc=*) SRC=${arg#odfsrc=} ;; esac
+done
+export SRC OUT
+
+# shellcheck source=/dev/null
+. "$OUT/job"
+# shellcheck source=tests/vm/runner.sh
+. "$SRC/tests/vm/runner.sh"
+guest_main
+poweroff_now

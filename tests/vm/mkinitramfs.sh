@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the test VM's initramfs: busybox plus the modules the guest needs
+# to reach its root (virtio, 9p) and to run the tests (ext4, xfs, loop,
+# overlay), with every dependency resolved from the kernel's own module
+# tree by modprobe, never listed by hand.
+#
+# usage: mkinitramfs.sh KVER OUTPUT [MODROOT]
+#   MODROOT: root holding lib/modules/KVER (default /); a kernel without
+#           modules (the debug kernel, everything built in) passes "none".
+set -eu
+
+kver=$1
+out=$2
+modroot=${3:-/}
+here=$(cd "$(dirname "$0")" && pwd)
+wanted="virtio_pci virtio_blk virtio_console 9pnet_virtio 9p ext4 xfs loop overlay"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+mkdir -p "$work"/bin "$work"/dev "$work"/proc "$work"/sys "$work"/newroot \
+	"$work"/lib/modules
+cp /bin/busybox "$work"/bin/busybox
+cp "$here"/init "$work"/init
+chmod 755 "$work"/init
+
+: >"$work"/modules.load
+if [ "$modroot" != none ]; then
+	for m in $wanted; do
+		# "insmod PATH" lines in load order; "builtin NAME" needs nothing.
+		modprobe -d "$modroot" -S "$kver" --show-depends "$m" |
+			awk '$1 == "insmod" { print $2 }'
+	done | awk '!seen[$0]++' | while read -r ko; do
+		cp "$ko" "$work"/lib/modules/
+		echo "$(basename "$ko")" >>"$work"/modules.load
+	done
+fi
+
+mkdir -p "$(dirname "$out")"
+(cd "$work" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"

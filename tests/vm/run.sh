@@ -1,0 +1,286 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host side of the VM harness: boots the test kernel in QEMU with the host
+# root read-only over 9p, scratch disks as virtio-blk, and runs tests or
+# one command inside it with the module loaded.
+#
+# usage: run.sh [options] [TEST.sh ...]     run tests (default: all)
+#        run.sh [options] --cmd 'COMMAND'   run one command, show its output
+#        run.sh [options] --script FILE     run one script, show its output
+# options:
+#   --kver KVER        kernel release (default: the Makefile's choice)
+#   --kernel FILE      kernel image (default /boot/vmlinuz-KVER)
+#   --modroot DIR      root holding lib/modules/KVER, or "none" (default /)
+#   --module FILE      unionfs.ko (default kernel/unionfs.ko)
+#   --out DIR          where logs go (default build/vm)
+#   --mem MB           guest memory (default 3072)
+#
+# Prints one TAP line per test and, last, "SUITE-RESULT: vm P F S".
+# A test script may carry header lines:
+#   # timeout: SECONDS   (default 300)
+#   # vm: reboot         (run it in a VM of its own)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+kver= kernel= modroot=/ module=$src/kernel/unionfs.ko out=$src/build/vm
+mem=3072 mode=tests cmd= tests=()
+ndisks=6 disk_size=16G
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kver) kver=$2; shift ;;
+	--kernel) kernel=$2; shift ;;
+	--modroot) modroot=$2; shift ;;
+	--module) module=$2; shift ;;
+	--out) out=$2; shift ;;
+	--mem) mem=$2; shift ;;
+	--cmd) mode=cmd; cmd=$2; shift ;;
+	--script) mode=cmd; cmd="bash $(realpath "$2")"; shift ;;
+	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) tests+=("$1") ;;
+	esac
+	shift
+done
+
+[ -n "$kver" ] || { echo "run.sh: --kver is required" >&2; exit 2; }
+[ -n "$kernel" ] || kernel=/boot/vmlinuz-$kver
+for f in "$kernel" "$module"; do
+	[ -r "$f" ] || { echo "run.sh: $f not found (run make first)" >&2; exit 2; }
+done
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+initrd=$out/initramfs-$kver.cpio.gz
+if [ ! -s "$initrd" ] || [ "$here/init" -nt "$initrd" ] ||
+	[ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
+	"$here/mkinitramfs.sh" "$kver" "$initrd" "$modroot" || exit 2
+fi
+
+# KVM is used only when it really runs a guest: /dev/kvm can exist and
+# still hang (no nested virtualisation).  The answer is cached.
+accel_file=$out/accel
+if [ ! -s "$accel_file" ]; then
+	accel=tcg
+	if [ -w /dev/kvm ] && timeout 20 qemu-system-x86_64 -accel kvm -m 256 \
+		-display none -monitor none -serial stdio -no-reboot \
+		-kernel "$kernel" -append "console=ttyS0 panic=-1" </dev/null 2>&1 |
+		grep -q 'Kernel panic'; then
+		accel=kvm
+	fi
+	echo "$accel" >"$accel_file"
+fi
+accel=$(cat "$accel_file")
+
+test_header() { # FILE KEY DEFAULT
+	local v
+	v=$(sed -n "s/^# $2: *//p" "$1" | head -n 1)
+	echo "${v:-$3}"
+}
+
+if [ "$mode" = tests ] && [ ${#tests[@]} -eq 0 ]; then
+	mapfile -t tests < <(ls "$src"/tests/vm/tests/*.sh)
+fi
+
+boot=0 npass=0 nfail=0 nskip=0 ntap=0 failed_logs=()
+
+tap() { # ok|not ok|skip, NAME, WHY
+	ntap=$((ntap + 1))
+	case $1 in
+	ok) npass=$((npass + 1)); echo "ok $ntap - $2" ;;
+	skip) nskip=$((nskip + 1)); echo "ok $ntap - $2 # SKIP $3" ;;
+	*) nfail=$((nfail + 1)); echo "not ok $ntap - $2${3:+: $3}" ;;
+	esac
+}
+
+# boot_vm TEST...: one VM run over the given tests (or the command).
+# Leaves the run directory in $rundir.  Returns nothing useful: the
+# caller reads $rundir/results.
+boot_vm() {
+	local job t rel tmo qpid start now cur cur_start limit i
+	boot=$((boot + 1))
+	rundir=$out/boot$boot
+	rm -rf "$rundir"
+	mkdir -p "$rundir/disks"
+	for i in $(seq 1 $ndisks); do
+		truncate -s "$disk_size" "$rundir/disks/d$i.img"
+	done
+	job=$rundir/job
+	{
+		echo "JOB_MODE=$mode"
+		echo "JOB_BOOT=$boot"
+		printf 'JOB_MODULE=%q\n' "$module"
+		printf 'JOB_CMD=%q\n' "$cmd"
+		printf 'JOB_TESTS=%q\n' "$(for t in "$@"; do
+			rel=$(realpath --relative-to="$src" "$t")
+			echo "$rel $(test_header "$t" timeout 300)"
+		done)"
+	} >"$job"
+	: >"$rundir/results"
+	: >"$rundir/progress"
+
+	local drives=()
+	for i in $(seq 1 $ndisks); do
+		drives+=(-drive "file=$rundir/disks/d$i.img,if=none,id=d$i,format=raw,cache=unsafe,discard=unmap"
+			-device "virtio-blk-pci,drive=d$i,serial=odfscratch$i")
+	done
+	qemu-system-x86_64 -machine q35 -accel "$accel" -cpu max -smp 2 -m "$mem" \
+		-display none -monitor none -no-reboot \
+		-serial "file:$rundir/console.log" \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 odfsrc=$src printk.devkmsg=on log_buf_len=16M panic=-1 nokaslr" \
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+		-virtfs "local,path=$rundir,mount_tag=odfout,security_model=none" \
+		"${drives[@]}" </dev/null >"$rundir/qemu.log" 2>&1 &
+	qpid=$!
+
+	# Watchdog: boot must reach the first test in 120 s; each test gets
+	# its own timeout plus a grace period for cleanup (the guest kills
+	# the test itself; this catches a hung kernel).
+	start=$(date +%s)
+	cur= cur_start=$start limit=120
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 1
+		now=$(date +%s)
+		t=$(tail -n 1 "$rundir/progress" 2>/dev/null)
+		if [ -n "$t" ] && [ "$t" != "$cur" ]; then
+			cur=$t cur_start=$now
+			limit=$(awk -v n="${t#begin }" '{ p = $1; sub(".*/", "", p); sub("\\.sh$", "", p);
+				if (p == n) print $2 + 60 }' <<<"$(. "$job"; echo "$JOB_TESTS")")
+			limit=${limit:-360}
+		fi
+		if [ "$mode" = cmd ]; then
+			limit=100000
+		fi
+		if [ $((now - cur_start)) -gt "$limit" ]; then
+			echo "# watchdog: ${cur:-boot} exceeded ${limit}s, killing the VM" >>"$rundir/results.host"
+			kill "$qpid" 2>/dev/null
+			sleep 2
+			kill -9 "$qpid" 2>/dev/null
+			break
+		fi
+	done
+	wait "$qpid" 2>/dev/null
+}
+
+# Kernel problems anywhere in the console log of the last boot.
+console_problems() {
+	grep -aE 'WARNING:|BUG:|Oops|general protection fault|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|self-detected stall|rcu: INFO:|blocked for more than|Kernel panic|kernel BUG|refcount_t:|soft lockup|hard LOCKUP' \
+		"$rundir/console.log" | head -3
+}
+
+keep_console() { # NAME: copy the console log somewhere stable, say where
+	local dst=$out/failed/$1.console.log
+	mkdir -p "$out/failed"
+	cp "$rundir/console.log" "$dst"
+	echo "#   console log: $dst"
+	if [ -f "$rundir/logs/$1.log" ]; then
+		echo "#   test output: $rundir/logs/$1.log"
+		failed_logs+=("$1: console $dst, output $rundir/logs/$1.log")
+	else
+		failed_logs+=("$1: console $dst")
+	fi
+}
+
+# Logs of earlier runs go; a stale cmd.log would be streamed otherwise.
+rm -rf "$out"/boot[0-9]* "$out/failed"
+
+if [ "$mode" = cmd ]; then
+	boot_vm &
+	bpid=$!
+	# Stream the command's output while it runs.
+	while [ ! -f "$out/boot1/cmd.log" ] && kill -0 $bpid 2>/dev/null; do sleep 0.5; done
+	tail -n +1 -f --pid=$bpid "$out/boot1/cmd.log" 2>/dev/null
+	wait $bpid
+	rundir=$out/boot1
+	rc=$(cat "$rundir/cmd.rc" 2>/dev/null || echo 125)
+	grep -a '^not ok' "$rundir/results" | sed 's/^/vm-run: /'
+	p=$(console_problems)
+	if [ -n "$p" ]; then
+		echo "vm-run: kernel problems (console log $rundir/console.log):"
+		echo "$p"
+		[ "$rc" = 0 ] && rc=1
+	fi
+	if grep -aq '^not ok' "$rundir/results"; then
+		[ "$rc" = 0 ] && rc=1
+	fi
+	echo "vm-run: exit status $rc (console log: $rundir/console.log)"
+	exit "$rc"
+fi
+
+# Group the tests into boots: runs of ordinary tests share one VM, a test
+# marked "vm: reboot" gets its own.
+pending=("${tests[@]}")
+while [ ${#pending[@]} -gt 0 ]; do
+	batch=()
+	if [ "$(test_header "${pending[0]}" vm '')" = reboot ]; then
+		batch=("${pending[0]}")
+	else
+		for t in "${pending[@]}"; do
+			[ "$(test_header "$t" vm '')" = reboot ] && break
+			batch+=("$t")
+		done
+	fi
+	pending=("${pending[@]:${#batch[@]}}")
+
+	tstart=$(date +%s)
+	boot_vm "${batch[@]}"
+	echo "# boot $boot: ${#batch[@]} tests, $(( $(date +%s) - tstart ))s, accel $accel"
+
+	done_names=()
+	need_reboot=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) name=${line#ok }; tap ok "$name"; done_names+=("$name") ;;
+		"skip "*) name=${line#skip }; why=${name#*: }; name=${name%%: *}
+			tap skip "$name" "$why"; done_names+=("$name") ;;
+		"not ok "*) name=${line#not ok }; why=${name#*: }; name=${name%%: *}
+			tap "not ok" "$name" "$why"; done_names+=("$name")
+			keep_console "${name//\//_}" ;;
+		reboot) need_reboot=1 ;;
+		"time "*) set -- $line; echo "#   $2: $3s" ;;
+		esac
+	done <"$rundir/results"
+	[ -f "$rundir/results.host" ] && cat "$rundir/results.host"
+
+	# Which tests of the batch never reported?  The first one that began
+	# crashed the VM or hung it; the others are run again in a new VM.
+	rest=() crashed=
+	started=$(sed -n 's/^begin //p' "$rundir/progress")
+	for t in "${batch[@]}"; do
+		n=$(basename "$t" .sh)
+		found=0
+		for d in "${done_names[@]}"; do [ "$d" = "$n" ] && found=1; done
+		[ $found = 1 ] && continue
+		if [ -z "$crashed" ] && grep -qx "$n" <<<"$started"; then
+			crashed=$n
+			tap "not ok" "$n" "VM died or hung during the test ($(console_problems | head -1 | cut -c1-160))"
+			keep_console "$n"
+		else
+			rest+=("$t")
+		fi
+	done
+	if [ -z "$crashed" ] && [ ${#rest[@]} -gt 0 ] && [ $need_reboot = 0 ]; then
+		# The VM stopped before any test began: boot failure.
+		tap "not ok" "boot$boot: VM boots and starts the tests" "$(tail -n 3 "$rundir/console.log" | tr -d '\r' | tr '\n' ' ' | cut -c1-200)"
+		keep_console "boot$boot"
+		cat "$rundir/guest.log" 2>/dev/null | tail -5 | sed 's/^/#   guest: /'
+		break
+	fi
+	p=$(console_problems)
+	if [ -n "$p" ] && ! grep -q '^not ok' "$rundir/results" && [ -z "$crashed" ]; then
+		tap "not ok" "boot$boot: console log clean" "$(echo "$p" | head -1)"
+		keep_console "boot$boot"
+	fi
+	pending=("${rest[@]}" "${pending[@]}")
+done
+
+echo "1..$ntap"
+if [ ${#failed_logs[@]} -gt 0 ]; then
+	echo "# failed tests and their logs:"
+	printf '#   %s\n' "${failed_logs[@]}"
+fi
+echo "SUITE-RESULT: vm $npass $nfail $nskip"
+[ "$nfail" -eq 0 ]

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Every bad mount input fails with the right errno and exactly one kernel
+# log line that names the problem; nothing stays mounted.
+. "$SRC/tests/vm/lib.sh"
+
+br=/mnt/b0 u=/mnt/u
+mkdir -p $br/sub $u /tmp/odfdir
+echo data >$br/file
+echo x >/tmp/notadir
+
+long=$(for i in $(seq 1 129); do printf '/mnt/b0:'; done)
+long=${long%:}
+
+# errno | options | text the log line must contain
+cases="EINVAL|odf=$ODF_DEV,dirs=$br=ro,bogus=1|unknown mount option 'bogus'
+EINVAL|odf=$ODF_DEV,dirs=$br=ro,noway|unknown mount option 'noway'
+EINVAL|dirs=$br=ro|missing odf=
+EINVAL|odf=$ODF_DEV|missing dirs=
+EINVAL|odf=,dirs=$br=ro|option odf= needs a value
+EINVAL|odf=$ODF_DEV,dirs=|option dirs= needs a value
+EINVAL|odf=$ODF_DEV,dirs=$br=rx|bad mode 'rx' for branch '$br'
+EINVAL|odf=$ODF_DEV,dirs=$br=ro:|empty branch path
+EINVAL|odf=$ODF_DEV,dirs=mnt/b0=ro|is not an absolute path
+EINVAL|odf=$ODF_DEV,dirs=$br=ro,dirs=$br=ro|dirs= given twice
+EINVAL|odf=$ODF_DEV,odf=$ODF_DEV,dirs=$br=ro|odf= given twice
+EINVAL|odf=$ODF_DEV,dirs=$long|names 129 branches, at most 128
+EINVAL|odf=$ODF_DEV,dirs=$br=ro:/mnt=ro|supports only one
+EINVAL|odf=$ODF_DEV,dirs=$br=rw|branch '$br' is rw
+EINVAL|odf=$ODF_DEV,dirs=$br|branch '$br' is rw
+ENOENT|odf=$ODF_DEV,dirs=/mnt/nonexistent=ro|cannot find branch '/mnt/nonexistent' (error -2)
+ENOTDIR|odf=$ODF_DEV,dirs=$br/file=ro|branch '$br/file' is not a directory
+ENOENT|odf=/dev/nonexistent,dirs=$br=ro|cannot find ODF '/dev/nonexistent'
+EINVAL|odf=/tmp/notadir,dirs=$br=ro|is neither a block device nor a directory"
+
+n=0
+while IFS='|' read -r want opts text; do
+	n=$((n + 1))
+	klog_mark
+	got=$(sysmount mount none $u unionfs none "$opts")
+	log=$(klog_new | grep 'unionfs:')
+	[ "$got" = "$want" ] || fail "case $n ($opts): expected $want, got $got"
+	case $log in
+	*"$text"*) ;;
+	*) fail "case $n ($opts): log '$log' lacks '$text'" ;;
+	esac
+	[ "$(echo "$log" | wc -l)" = 1 ] || fail "case $n: more than one log line: $log"
+	grep -q " $u " /proc/mounts && fail "case $n: left mounted"
+done <<<"$cases"
+
+# A good mount still works after all that, and a read-only mount may name
+# the branch rw (the union is read-only anyway).
+got=$(sysmount mount none $u unionfs ro "odf=/tmp/odfdir,dirs=$br")
+expect_eq "ro mount of an rw branch" OK "$got"
+expect_eq "content" data "$(cat $u/file)"
+
+# Remount: ro stays allowed; rw and branch changes are refused, clearly.
+expect_eq "remount ro" OK "$(sysmount remount $u ro)"
+klog_mark
+expect_eq "remount rw" EINVAL "$(sysmount remount $u none)"
+klog_new | grep -q 'unionfs: this version supports only read-only unions' ||
+	fail "remount rw: no log line"
+klog_mark
+expect_eq "remount dirs=" EINVAL "$(sysmount remount $u ro "dirs=$br=ro")"
+klog_new | grep -q 'unionfs: dirs= cannot be changed by remount' ||
+	fail "remount dirs=: no log line"
+expect_eq "still readable" data "$(cat $u/file)"
+expect_eq "umount" OK "$(sysmount umount $u)"
+note "$n bad-option cases checked"
