@@ -14,11 +14,15 @@ set -eu
 #             cpio kmod (initramfs build, module resolution),
 #             xfsprogs attr acl util-linux (branch filesystems, xattrs),
 #             python3 (test helpers), sparse (C=1 checks)
-packages="gcc make libc6-dev pkg-config bc flex bison libelf-dev
+#   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
+packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs check
 	qemu-system-x86 busybox-static cpio kmod
 	xfsprogs attr acl util-linux python3 sparse"
+if [ "${1:-}" = --debug ]; then
+	packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev"
+fi
 
 missing=
 for p in $packages; do

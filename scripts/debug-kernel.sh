@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: the VM suite on a kernel built the way filesystem
+# developers test: KASAN, lockdep (PROVE_LOCKING), DEBUG_ATOMIC_SLEEP,
+# list and refcount debugging.  Built once from Debian's linux-source-6.1
+# into $DEBUG_CACHE (outside the source tree) and reused; the module is
+# built against it in build/debug/.
+#
+# usage: debug-kernel.sh build    build the kernel unless it is current
+#        debug-kernel.sh check    build the module for it, run the VM suite
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${DEBUG_CACHE:-/var/cache/odf-unionfs}
+tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
+srcdir=$cache/linux-source-6.1
+objdir=$cache/obj
+stamp=$objdir/.odf-config-stamp
+
+# Options on top of x86_64_defconfig + kvm_guest.config.  Everything the
+# tests mount is built in: the debug kernel has no module tree on the host.
+options="
+KASAN=y KASAN_GENERIC=y KASAN_INLINE=y
+PROVE_LOCKING=y DEBUG_ATOMIC_SLEEP=y DEBUG_LIST=y DEBUG_OBJECTS=n
+DETECT_HUNG_TASK=y SOFTLOCKUP_DETECTOR=y
+MODULES=y MODULE_UNLOAD=y MODULE_SIG=n
+DEBUG_INFO_NONE=y DEBUG_INFO_BTF=n
+BLK_DEV_INITRD=y RD_GZIP=y DEVTMPFS=y TMPFS=y TMPFS_POSIX_ACL=y TMPFS_XATTR=y
+VIRTIO_PCI=y VIRTIO_BLK=y VIRTIO_CONSOLE=y
+NET_9P=y NET_9P_VIRTIO=y 9P_FS=y 9P_FS_POSIX_ACL=y
+EXT4_FS=y EXT4_FS_POSIX_ACL=y EXT4_FS_SECURITY=y
+XFS_FS=y XFS_POSIX_ACL=y OVERLAY_FS=y BLK_DEV_LOOP=y
+FS_POSIX_ACL=y FANOTIFY=y INOTIFY_USER=y
+CRYPTO_CRC32C=y LIBCRC32C=y
+"
+
+kernel_image() { echo "$objdir/arch/x86/boot/bzImage"; }
+
+do_build() {
+	[ -n "$tarball" ] || { echo "debug-kernel: linux-source-6.1 is not installed (make deps)" >&2; exit 1; }
+	want=$(echo "$tarball $(stat -c %Y "$tarball") $options" | md5sum | cut -d' ' -f1)
+	if [ -f "$(kernel_image)" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+		echo "debug-kernel: $(kernel_image) is current"
+		return
+	fi
+	mkdir -p "$cache"
+	if [ ! -f "$srcdir/Makefile" ]; then
+		echo "debug-kernel: unpacking $tarball into $cache"
+		rm -rf "$srcdir"
+		tar -xJf "$tarball" -C "$cache"
+	fi
+	mkdir -p "$objdir"
+	echo "debug-kernel: configuring in $objdir"
+	make -s -C "$srcdir" O="$objdir" x86_64_defconfig
+	make -s -C "$srcdir" O="$objdir" kvm_guest.config
+	args=()
+	for o in $options; do
+		k=${o%%=*} v=${o#*=}
+		case $v in
+		y) args+=(--enable "$k") ;;
+		n) args+=(--disable "$k") ;;
+		*) args+=(--set-val "$k" "$v") ;;
+		esac
+	done
+	"$srcdir"/scripts/config --file "$objdir/.config" "${args[@]}"
+	make -s -C "$srcdir" O="$objdir" olddefconfig
+	for o in $options; do
+		k=${o%%=*} v=${o#*=}
+		if [ "$v" = y ] && ! grep -q "^CONFIG_$k=y" "$objdir/.config"; then
+			echo "debug-kernel: CONFIG_$k=y did not stick" >&2
+			exit 1
+		fi
+	done
+	echo "debug-kernel: building (about 15-25 minutes on 2 cores)"
+	start=$(date +%s)
+	make -s -C "$srcdir" O="$objdir" -j"$(nproc)" bzImage modules
+	echo "debug-kernel: built in $(( $(date +%s) - start ))s"
+	echo "$want" >"$stamp"
+}
+
+do_check() {
+	[ -f "$(kernel_image)" ] || { echo "debug-kernel: build it first" >&2; exit 1; }
+	kver=$(make -s -C "$srcdir" O="$objdir" kernelrelease)
+	out=$top/build/debug
+	rm -rf "$out/kernel" "$out/include"
+	mkdir -p "$out"
+	cp -r "$top/kernel" "$top/include" "$out/"
+	make -C "$out/kernel" KDIR="$objdir"
+	VM_OUT=$top/build/vm-debug
+	"$top"/tests/vm/run.sh --kver "$kver" --kernel "$(kernel_image)" \
+		--modroot none --module "$out/kernel/unionfs.ko" \
+		--out "$VM_OUT" ${VM_TESTS:-} | tee "$out/check.log"
+	line=$(grep '^SUITE-RESULT: ' "$out/check.log" | tail -n 1)
+	set -- $line
+	summary="$3 passed, $4 failed"
+	[ "$5" -gt 0 ] && summary="$summary, $5 skipped"
+	echo "$summary"
+	[ "$4" -eq 0 ]
+}
+
+case ${1:-} in
+build) do_build ;;
+check) do_check ;;
+*) echo "usage: $0 build|check" >&2; exit 2 ;;
+esac
