@@ -4,7 +4,8 @@
  *
  * A union file holds an open file on the branch object and passes I/O to
  * it; mmap maps the branch file itself, so the page cache is the branch's
- * and there is one copy of each page.
+ * and there is one copy of each page.  Directories share open, release
+ * and llseek with regular files.
  */
 #include <linux/file.h>
 #include <linux/fs_stack.h>
@@ -17,7 +18,7 @@ static struct file *unionfs_real_file(const struct file *file)
 	return file->private_data;
 }
 
-static int unionfs_open(struct inode *inode, struct file *file)
+int unionfs_open(struct inode *inode, struct file *file)
 {
 	struct file *realfile;
 
@@ -30,7 +31,7 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static int unionfs_release(struct inode *inode, struct file *file)
+int unionfs_release(struct inode *inode, struct file *file)
 {
 	fput(unionfs_real_file(file));
 	return 0;
@@ -50,14 +51,14 @@ static ssize_t unionfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	return ret;
 }
 
-static loff_t unionfs_llseek(struct file *file, loff_t offset, int whence)
+loff_t unionfs_llseek(struct file *file, loff_t offset, int whence)
 {
 	struct file *realfile = unionfs_real_file(file);
 	loff_t ret;
 
 	/*
-	 * The branch file answers SEEK_DATA/SEEK_HOLE and knows the size;
-	 * keep both positions equal.
+	 * The branch file answers SEEK_DATA/SEEK_HOLE, knows the size and,
+	 * for a directory, what an offset means; keep both positions equal.
 	 */
 	realfile->f_pos = file->f_pos;
 	ret = vfs_llseek(realfile, offset, whence);

@@ -41,8 +41,9 @@ static int unionfs_parse_branch(struct fs_context *fc, char *elem,
 		else if (!strcmp(eq + 1, "ro"))
 			spec->mode = UNIONFS_BR_RO;
 		else
-			return invalfc(fc, "bad mode '%s' for branch '%s' in dirs= (use =rw or =ro)",
-				      eq + 1, elem);
+			return invalfc(fc,
+				       "bad mode '%s' for branch '%s' in dirs= (use =rw or =ro)",
+				       eq + 1, elem);
 	}
 	if (!*elem)
 		return invalfc(fc, "empty branch path in dirs=");

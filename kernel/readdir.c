@@ -6,7 +6,6 @@
  * entries, offsets and seeks are the branch's own, and d_ino equals the
  * st_ino the union reports because union inode numbers are the branch's.
  */
-#include <linux/file.h>
 #include "unionfs.h"
 
 struct unionfs_readdir_ctx {
@@ -23,24 +22,6 @@ static bool unionfs_filldir(struct dir_context *ctx, const char *name,
 
 	return rc->caller->actor(rc->caller, name, namelen, offset, ino,
 				 d_type);
-}
-
-static int unionfs_dir_open(struct inode *inode, struct file *file)
-{
-	struct file *realfile;
-
-	realfile = dentry_open(unionfs_lower_path(file_dentry(file)),
-			       file->f_flags, current_cred());
-	if (IS_ERR(realfile))
-		return PTR_ERR(realfile);
-	file->private_data = realfile;
-	return 0;
-}
-
-static int unionfs_dir_release(struct inode *inode, struct file *file)
-{
-	fput(file->private_data);
-	return 0;
 }
 
 static int unionfs_iterate(struct file *file, struct dir_context *ctx)
@@ -60,21 +41,10 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 	return err;
 }
 
-static loff_t unionfs_dir_llseek(struct file *file, loff_t offset, int whence)
-{
-	struct file *realfile = file->private_data;
-	loff_t ret;
-
-	realfile->f_pos = file->f_pos;
-	ret = vfs_llseek(realfile, offset, whence);
-	file->f_pos = realfile->f_pos;
-	return ret;
-}
-
 const struct file_operations unionfs_dir_fops = {
-	.open		= unionfs_dir_open,
-	.release	= unionfs_dir_release,
+	.open		= unionfs_open,
+	.release	= unionfs_release,
 	.iterate_shared	= unionfs_iterate,
-	.llseek		= unionfs_dir_llseek,
+	.llseek		= unionfs_llseek,
 	.read		= generic_read_dir,
 };

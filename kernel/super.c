@@ -78,7 +78,8 @@ static int unionfs_check_supported(struct fs_context *fc,
 				   const struct unionfs_options *opts)
 {
 	if (!opts->odf)
-		return invalfc(fc, "missing odf= option: name the ODF volume (block device or directory)");
+		return invalfc(fc,
+			       "missing odf= option: name the ODF volume (block device or directory)");
 	if (!opts->nbranches)
 		return invalfc(fc, "missing dirs= option: name at least one branch");
 	if (opts->nbranches > 1)
@@ -86,7 +87,8 @@ static int unionfs_check_supported(struct fs_context *fc,
 			       opts->nbranches);
 	if (opts->branches[0].mode == UNIONFS_BR_RW &&
 	    !(fc->sb_flags & SB_RDONLY))
-		return invalfc(fc, "branch '%s' is rw, this version supports only read-only unions: mark it =ro or mount with -o ro",
+		return invalfc(fc,
+			       "branch '%s' is rw, but this version mounts only read-only unions: use =ro or -o ro",
 			       opts->branches[0].path);
 	return 0;
 }
@@ -174,7 +176,8 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	lower_sb = sbi->branches[0].root.mnt->mnt_sb;
 	sb->s_stack_depth = lower_sb->s_stack_depth + 1;
 	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
-		return invalfc(fc, "branch '%s' is stacked too deeply (at most %d levels of stacked filesystems)",
+		return invalfc(fc,
+			       "branch '%s' is stacked too deeply (at most %d stacked filesystems)",
 			       sbi->branches[0].name, FILESYSTEM_MAX_STACK_DEPTH);
 
 	sb->s_magic = UNIONFS_SUPER_MAGIC;
@@ -206,7 +209,8 @@ static int unionfs_reconfigure(struct fs_context *fc)
 {
 	sync_filesystem(fc->root->d_sb);
 	if (!(fc->sb_flags & SB_RDONLY))
-		return invalfc(fc, "this version supports only read-only unions: remount with -o ro");
+		return invalfc(fc,
+			       "this version supports only read-only unions: remount with -o ro");
 	return 0;
 }
 
@@ -229,9 +233,12 @@ static const struct fs_context_operations unionfs_context_ops = {
 
 static int unionfs_init_fs_context(struct fs_context *fc)
 {
-	fc->fs_private = kzalloc(sizeof(struct unionfs_options), GFP_KERNEL);
-	if (!fc->fs_private)
+	struct unionfs_options *opts;
+
+	opts = kzalloc(sizeof(*opts), GFP_KERNEL);
+	if (!opts)
 		return -ENOMEM;
+	fc->fs_private = opts;
 	fc->ops = &unionfs_context_ops;
 	return 0;
 }

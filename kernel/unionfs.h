@@ -119,6 +119,9 @@ void unionfs_evict_inode(struct inode *inode);
 
 /* file.c */
 extern const struct file_operations unionfs_file_fops;
+int unionfs_open(struct inode *inode, struct file *file);
+int unionfs_release(struct inode *inode, struct file *file);
+loff_t unionfs_llseek(struct file *file, loff_t offset, int whence);
 
 /* readdir.c */
 extern const struct file_operations unionfs_dir_fops;
