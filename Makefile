@@ -26,9 +26,9 @@ export DEBUG_CACHE
 
 VM_RUN := tests/vm/run.sh --kver $(KVER)
 
-.PHONY: all module tools deps check demo vm-run check-debug sparse clean
+.PHONY: all module tools testprogs deps check demo vm-run check-debug sparse clean
 
-all: module tools
+all: module tools testprogs
 
 module:
 	@if [ -z "$(KVER)" ]; then \
@@ -38,6 +38,9 @@ module:
 
 tools:
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; fi
+
+testprogs:
+	$(MAKE) -C tests/vm/prog
 
 # Targets that need the packages run deps first, then build in a fresh
 # make (KVER is only known once the headers are installed).
@@ -75,4 +78,5 @@ sparse: deps
 clean:
 	-$(MAKE) -C kernel KDIR=$(KDIR) clean
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools clean; fi
+	$(MAKE) -C tests/vm/prog clean
 	rm -rf build

@@ -24,7 +24,7 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
-sysmount() { python3 "$SRC/tests/vm/lib/sysmount.py" "$@"; }
+sysmount() { "$SRC/tests/vm/prog/sysmount" "$@"; }
 
 # Kernel log lines written since the last klog_mark.
 klog_mark() {
