@@ -2,57 +2,76 @@
 /*
  * odf-unionfs: dentry operations.
  *
- * Every union dentry carries the lower path it was looked up on.  Branches
- * may change behind the union's back (the union does not own them), so a
- * cached dentry is revalidated against the lower dentry it wraps.
+ * Every union dentry carries the dentries its lookup found on each branch
+ * (see struct unionfs_dentry_info).  Branches may change behind the
+ * union's back, since the union does not own them, so a cached union
+ * dentry is revalidated against them: a lower name that appeared,
+ * disappeared or now names another object makes the union look it up
+ * again.
  */
 #include <linux/slab.h>
 #include <linux/namei.h>
 #include "unionfs.h"
 
-struct unionfs_dentry_info *unionfs_alloc_dinfo(const struct path *lower)
+struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower)
 {
-	struct unionfs_dentry_info *di = kzalloc(sizeof(*di), GFP_KERNEL);
+	struct unionfs_dentry_info *di;
 
+	di = kzalloc(struct_size(di, lower, nlower), GFP_KERNEL);
 	if (di) {
-		di->lower = *lower;
-		path_get(&di->lower);
+		di->nlower = 0;		/* entries are counted as they are filled */
+		di->top = 0;
 	}
 	return di;
 }
 
-static void unionfs_d_release(struct dentry *dentry)
+void unionfs_free_dinfo(struct unionfs_dentry_info *di)
 {
-	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	unsigned int i;
 
-	if (di) {
-		path_put(&di->lower);
-		kfree(di);
-	}
+	if (!di)
+		return;
+	for (i = 0; i < di->nlower; i++)
+		path_put(&di->lower[i].path);
+	kfree(di);
 }
 
-/*
- * A negative union dentry goes stale when its lower dentry became positive
- * (a file created in the branch directly); a positive one when the lower
- * dentry was unlinked or renamed away, or now holds another inode.  Lower
- * filesystems that revalidate themselves (network filesystems) are asked.
- */
+static void unionfs_d_release(struct dentry *dentry)
+{
+	unionfs_free_dinfo(UNIONFS_D(dentry));
+}
+
+static int unionfs_lower_changed(const struct unionfs_lower *l)
+{
+	struct dentry *d = l->path.dentry;
+
+	if (!l->positive)
+		return !d_is_negative(d);
+	return d_unhashed(d) || d_is_negative(d);
+}
+
 static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
 	struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
-	struct dentry *lower;
+	const struct unionfs_lower *top;
 	struct inode *inode;
+	struct dentry *lower;
+	unsigned int i;
 
 	if (!di)
 		return 1;
-	lower = di->lower.dentry;
-	if (d_unhashed(lower))
-		return 0;
+	for (i = 0; i < di->nlower; i++)
+		if (unionfs_lower_changed(&di->lower[i]))
+			return 0;
+
 	inode = d_inode_rcu(dentry);
-	if (!inode)
-		return d_is_negative(lower);
-	if (d_inode_rcu(lower) != unionfs_lower_inode(inode))
+	top = unionfs_top_lower(dentry);
+	if (!inode || !top)
+		return !inode && !top;
+	lower = top->path.dentry;
+	if (d_inode_rcu(lower) != UNIONFS_I(inode)->lower)
 		return 0;
+	/* Network filesystems under a branch revalidate themselves. */
 	if (lower->d_flags & DCACHE_OP_REVALIDATE) {
 		if (flags & LOOKUP_RCU)
 			return -ECHILD;

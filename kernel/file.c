@@ -4,8 +4,7 @@
  *
  * A union file holds an open file on the branch object and passes I/O to
  * it; mmap maps the branch file itself, so the page cache is the branch's
- * and there is one copy of each page.  Directories share open, release
- * and llseek with regular files.
+ * and there is one copy of each page.
  */
 #include <linux/file.h>
 #include <linux/fs_stack.h>
@@ -18,7 +17,7 @@ static struct file *unionfs_real_file(const struct file *file)
 	return file->private_data;
 }
 
-int unionfs_open(struct inode *inode, struct file *file)
+static int unionfs_open(struct inode *inode, struct file *file)
 {
 	struct file *realfile;
 
@@ -31,7 +30,7 @@ int unionfs_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-int unionfs_release(struct inode *inode, struct file *file)
+static int unionfs_release(struct inode *inode, struct file *file)
 {
 	fput(unionfs_real_file(file));
 	return 0;
@@ -51,14 +50,14 @@ static ssize_t unionfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	return ret;
 }
 
-loff_t unionfs_llseek(struct file *file, loff_t offset, int whence)
+static loff_t unionfs_llseek(struct file *file, loff_t offset, int whence)
 {
 	struct file *realfile = unionfs_real_file(file);
 	loff_t ret;
 
 	/*
-	 * The branch file answers SEEK_DATA/SEEK_HOLE, knows the size and,
-	 * for a directory, what an offset means; keep both positions equal.
+	 * The branch file answers SEEK_DATA/SEEK_HOLE and knows the size;
+	 * keep both positions equal.
 	 */
 	realfile->f_pos = file->f_pos;
 	ret = vfs_llseek(realfile, offset, whence);

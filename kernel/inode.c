@@ -6,6 +6,8 @@
  * its attributes; permission checks are the branch's own, so owner, mode
  * and ACLs mean what they mean on the branch.
  */
+#define pr_fmt(fmt) "unionfs: " fmt
+
 #include <linux/fs_stack.h>
 #include <linux/namei.h>
 #include <linux/slab.h>
@@ -62,29 +64,64 @@ void unionfs_evict_inode(struct inode *inode)
 	iput(lower);
 }
 
-static int unionfs_inode_test(struct inode *inode, void *lower)
+/*
+ * Union inode numbers: an object gets a number computed from its branch's
+ * persistent id and its inode number there, so looking a tree up writes
+ * nothing.  Numbers that do not fit need an allocation on the ODF.
+ */
+int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
+		 u64 *uino)
 {
-	return unionfs_lower_inode(inode) == lower;
+	if (lower_ino > UNIONFS_UINO_LOW_MASK) {
+		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits; mapping large inode numbers is not supported yet\n",
+				    unionfs_branch(sb, bindex)->name, lower_ino);
+		return -EOVERFLOW;
+	}
+	*uino = (u64)unionfs_branch(sb, bindex)->id << UNIONFS_UINO_SHIFT |
+		lower_ino;
+	return 0;
 }
 
-static int unionfs_inode_set(struct inode *inode, void *lower)
+struct unionfs_iget_key {
+	struct inode *lower;
+	unsigned int bindex;
+};
+
+/*
+ * The lower inode is part of the key: a branch object deleted behind the
+ * union's back may have its inode number reused while the old union
+ * inode is still cached.
+ */
+static int unionfs_inode_test(struct inode *inode, void *data)
 {
-	UNIONFS_I(inode)->lower = igrab(lower);
+	struct unionfs_iget_key *key = data;
+
+	return unionfs_lower_inode(inode) == key->lower;
+}
+
+static int unionfs_inode_set(struct inode *inode, void *data)
+{
+	struct unionfs_iget_key *key = data;
+
+	UNIONFS_I(inode)->lower = igrab(key->lower);
+	UNIONFS_I(inode)->bindex = key->bindex;
 	return UNIONFS_I(inode)->lower ? 0 : -ESTALE;
 }
 
-struct inode *unionfs_iget(struct super_block *sb, struct inode *lower)
+struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
+			   unsigned int bindex)
 {
+	struct unionfs_iget_key key = { .lower = lower, .bindex = bindex };
 	struct inode *inode;
 
-	inode = iget5_locked(sb, lower->i_ino, unionfs_inode_test,
-			     unionfs_inode_set, lower);
+	inode = iget5_locked(sb, ino, unionfs_inode_test, unionfs_inode_set,
+			     &key);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
 	if (!(inode->i_state & I_NEW))
 		return inode;
 
-	inode->i_ino = lower->i_ino;
+	inode->i_ino = ino;
 	inode->i_mode = lower->i_mode;
 	fsstack_copy_attr_all(inode, lower);
 	fsstack_copy_inode_size(inode, lower);
@@ -123,6 +160,13 @@ static int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	fsstack_copy_attr_all(inode, unionfs_lower_inode(inode));
 	stat->dev = dentry->d_sb->s_dev;
 	stat->ino = inode->i_ino;
+	/*
+	 * A merged directory's subdirectories are spread over its branches;
+	 * like btrfs, say 1 ("unknown") rather than a wrong count, which
+	 * would mislead find's leaf optimisation.
+	 */
+	if (S_ISDIR(inode->i_mode) && unionfs_dir_is_merged(dentry))
+		stat->nlink = 1;
 	return 0;
 }
 
@@ -134,10 +178,11 @@ static int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode,
 			      int mask)
 {
 	struct inode *lower = unionfs_lower_inode(inode);
-	struct vfsmount *mnt = UNIONFS_SB(inode->i_sb)->branches[0].root.mnt;
+	struct vfsmount *mnt;
 
 	if (!lower)
 		return -ESTALE;
+	mnt = unionfs_branch(inode->i_sb, UNIONFS_I(inode)->bindex)->root.mnt;
 	return inode_permission(unionfs_mnt_idmap(mnt), lower, mask);
 }
 

@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
+#include <linux/cred.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/seq_file.h>
@@ -27,6 +28,8 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 	}
 	kfree(sbi->branches);
 	path_put(&sbi->odf);
+	if (sbi->creator_cred)
+		put_cred(sbi->creator_cred);
 	kfree(sbi->odf_name);
 	kfree(sbi);
 }
@@ -77,19 +80,19 @@ const struct super_operations unionfs_sops = {
 static int unionfs_check_supported(struct fs_context *fc,
 				   const struct unionfs_options *opts)
 {
+	unsigned int i;
+
 	if (!opts->odf)
 		return invalfc(fc,
 			       "missing odf= option: name the ODF volume (block device or directory)");
 	if (!opts->nbranches)
 		return invalfc(fc, "missing dirs= option: name at least one branch");
-	if (opts->nbranches > 1)
-		return invalfc(fc, "dirs= names %u branches, this version supports only one",
-			       opts->nbranches);
-	if (opts->branches[0].mode == UNIONFS_BR_RW &&
-	    !(fc->sb_flags & SB_RDONLY))
-		return invalfc(fc,
-			       "branch '%s' is rw, but this version mounts only read-only unions: use =ro or -o ro",
-			       opts->branches[0].path);
+	for (i = 0; i < opts->nbranches; i++)
+		if (opts->branches[i].mode == UNIONFS_BR_RW &&
+		    !(fc->sb_flags & SB_RDONLY))
+			return invalfc(fc,
+				       "branch '%s' is rw, but this version mounts only read-only unions: use =ro or -o ro",
+				       opts->branches[i].path);
 	return 0;
 }
 
@@ -117,7 +120,7 @@ static int unionfs_resolve_odf(struct fs_context *fc, const char *name,
 
 static int unionfs_resolve_branch(struct fs_context *fc,
 				  const struct unionfs_branch_spec *spec,
-				  struct unionfs_branch *br)
+				  unsigned int index, struct unionfs_branch *br)
 {
 	int err;
 
@@ -131,9 +134,41 @@ static int unionfs_resolve_branch(struct fs_context *fc,
 		return err;
 	}
 	br->mode = spec->mode;
+	br->id = index + 1;
 	br->name = kstrdup(spec->path, GFP_KERNEL);
 	if (!br->name)
 		return -ENOMEM;
+	return 0;
+}
+
+static bool unionfs_paths_overlap(const struct path *a, const struct path *b)
+{
+	return path_is_under(a, b) || path_is_under(b, a);
+}
+
+/*
+ * A branch inside another branch, or the ODF inside a branch (or the other
+ * way round), would make the union see its own objects or metadata twice.
+ */
+static int unionfs_check_overlap(struct fs_context *fc,
+				 const struct unionfs_sb_info *sbi)
+{
+	const struct unionfs_branch *a, *b;
+	unsigned int i, j;
+
+	for (i = 0; i < sbi->nbranches; i++) {
+		a = &sbi->branches[i];
+		for (j = i + 1; j < sbi->nbranches; j++) {
+			b = &sbi->branches[j];
+			if (unionfs_paths_overlap(&a->root, &b->root))
+				return invalfc(fc, "branches '%s' and '%s' overlap: one is inside the other",
+					       a->name, b->name);
+		}
+		if (d_is_dir(sbi->odf.dentry) &&
+		    unionfs_paths_overlap(&a->root, &sbi->odf))
+			return invalfc(fc, "ODF '%s' and branch '%s' overlap: one is inside the other",
+				       sbi->odf_name, a->name);
+	}
 	return 0;
 }
 
@@ -166,36 +201,60 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (err)
 		return err;
 	for (i = 0; i < opts->nbranches; i++) {
-		err = unionfs_resolve_branch(fc, &opts->branches[i],
+		err = unionfs_resolve_branch(fc, &opts->branches[i], i,
 					     &sbi->branches[i]);
 		sbi->nbranches = i + 1;	/* what unionfs_free_sbi must put */
 		if (err)
 			return err;
 	}
 
-	lower_sb = sbi->branches[0].root.mnt->mnt_sb;
-	sb->s_stack_depth = lower_sb->s_stack_depth + 1;
+	err = unionfs_check_overlap(fc, sbi);
+	if (err)
+		return err;
+
+	sb->s_time_gran = 1;
+	for (i = 0; i < sbi->nbranches; i++) {
+		lower_sb = sbi->branches[i].root.mnt->mnt_sb;
+		sb->s_stack_depth = max(sb->s_stack_depth,
+					lower_sb->s_stack_depth + 1);
+		sb->s_time_gran = max(sb->s_time_gran, lower_sb->s_time_gran);
+		sb->s_maxbytes = max(sb->s_maxbytes, lower_sb->s_maxbytes);
+	}
 	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
 		return invalfc(fc,
-			       "branch '%s' is stacked too deeply (at most %d stacked filesystems)",
-			       sbi->branches[0].name, FILESYSTEM_MAX_STACK_DEPTH);
+			       "a branch is stacked too deeply (at most %d stacked filesystems)",
+			       FILESYSTEM_MAX_STACK_DEPTH);
+
+	sbi->creator_cred = prepare_creds();
+	if (!sbi->creator_cred)
+		return -ENOMEM;
 
 	sb->s_magic = UNIONFS_SUPER_MAGIC;
 	sb->s_op = &unionfs_sops;
 	sb->s_d_op = &unionfs_dops;
-	sb->s_maxbytes = lower_sb->s_maxbytes;
-	sb->s_time_gran = lower_sb->s_time_gran;
 	sb->s_flags |= SB_RDONLY | SB_NOSEC;
 
-	root_inode = unionfs_iget(sb, d_inode(sbi->branches[0].root.dentry));
-	if (IS_ERR(root_inode))
-		return PTR_ERR(root_inode);
-	sb->s_root = d_make_root(root_inode);
-	if (!sb->s_root)
-		return -ENOMEM;
-	di = unionfs_alloc_dinfo(&sbi->branches[0].root);
+	di = unionfs_alloc_dinfo(sbi->nbranches);
 	if (!di)
 		return -ENOMEM;
+	for (i = 0; i < sbi->nbranches; i++) {
+		di->lower[i].path = sbi->branches[i].root;
+		path_get(&di->lower[i].path);
+		di->lower[i].bindex = i;
+		di->lower[i].positive = true;
+		di->nlower++;
+	}
+	root_inode = unionfs_iget(sb, UNIONFS_ROOT_INO,
+				  d_inode(sbi->branches[0].root.dentry), 0);
+	if (IS_ERR(root_inode)) {
+		unionfs_free_dinfo(di);
+		return PTR_ERR(root_inode);
+	}
+	sb->s_root = d_make_root(root_inode);
+	if (!sb->s_root) {
+		unionfs_free_dinfo(di);
+		return -ENOMEM;
+	}
 	sb->s_root->d_fsdata = di;
 	return 0;
 }

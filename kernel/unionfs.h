@@ -23,6 +23,14 @@
  */
 #define UNIONFS_MAX_BRANCHES	128
 
+/*
+ * Union inode numbers: branch id << UNIONFS_UINO_SHIFT | branch inode
+ * number; the root directory's is fixed.
+ */
+#define UNIONFS_UINO_SHIFT	48
+#define UNIONFS_UINO_LOW_MASK	((1ULL << UNIONFS_UINO_SHIFT) - 1)
+#define UNIONFS_ROOT_INO	2
+
 enum unionfs_branch_mode {
 	UNIONFS_BR_RO,
 	UNIONFS_BR_RW,
@@ -41,10 +49,11 @@ struct unionfs_options {
 	struct unionfs_branch_spec *branches;	/* dirs=, highest priority first */
 };
 
-/* A resolved branch of a mounted union. */
+/* A resolved branch of a mounted union; index 0 has the highest priority. */
 struct unionfs_branch {
 	struct path root;
 	enum unionfs_branch_mode mode;
+	u16 id;			/* persistent branch id (ODF branch table) */
 	char *name;		/* the path as given in dirs=, for show_options */
 };
 
@@ -53,16 +62,33 @@ struct unionfs_sb_info {
 	struct unionfs_branch *branches;
 	char *odf_name;		/* odf= as given, for show_options */
 	struct path odf;	/* the ODF root (validated, not yet used) */
+	const struct cred *creator_cred;	/* for work on the branches */
 };
 
 struct unionfs_inode_info {
-	struct inode *lower;	/* the object on the branch that holds it */
+	struct inode *lower;	/* the object on the branch that shows it */
+	unsigned int bindex;	/* index of that branch */
 	struct inode vfs_inode;
 };
 
-/* d_fsdata of every union dentry. */
+/* One branch's dentry for a union name. */
+struct unionfs_lower {
+	struct path path;	/* path.dentry may be negative */
+	unsigned int bindex;
+	bool positive;		/* path.dentry was positive at lookup */
+};
+
+/*
+ * d_fsdata of every union dentry: the dentries of the name on each branch
+ * that was searched, in priority order.  The first positive one is what
+ * the union shows; for a directory, every positive directory below it
+ * (up to an opaque one) is merged into it.  Negative entries are kept so
+ * a name that appears in a branch behind the union's back is noticed.
+ */
 struct unionfs_dentry_info {
-	struct path lower;	/* lower.dentry may be negative */
+	unsigned int nlower;
+	unsigned int top;	/* index of the shown entry; nlower if negative */
+	struct unionfs_lower lower[];
 };
 
 static inline struct unionfs_sb_info *UNIONFS_SB(const struct super_block *sb)
@@ -85,9 +111,28 @@ static inline struct unionfs_dentry_info *UNIONFS_D(const struct dentry *dentry)
 	return dentry->d_fsdata;
 }
 
+/*
+ * The branch object a union dentry shows, or NULL for a negative one.
+ * Fixed at lookup: a lower dentry that changes later makes the union
+ * dentry fail revalidation instead.
+ */
+static inline const struct unionfs_lower *
+unionfs_top_lower(const struct dentry *dentry)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+
+	return di->top < di->nlower ? &di->lower[di->top] : NULL;
+}
+
 static inline const struct path *unionfs_lower_path(const struct dentry *dentry)
 {
-	return &UNIONFS_D(dentry)->lower;
+	return &unionfs_top_lower(dentry)->path;
+}
+
+static inline struct unionfs_branch *unionfs_branch(const struct super_block *sb,
+						    unsigned int bindex)
+{
+	return &UNIONFS_SB(sb)->branches[bindex];
 }
 
 /* options.c */
@@ -99,7 +144,8 @@ extern const struct super_operations unionfs_sops;
 
 /* dentry.c */
 extern const struct dentry_operations unionfs_dops;
-struct unionfs_dentry_info *unionfs_alloc_dinfo(const struct path *lower);
+struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower);
+void unionfs_free_dinfo(struct unionfs_dentry_info *di);
 
 /* namei.c */
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
@@ -110,7 +156,10 @@ extern const struct inode_operations unionfs_dir_iops;
 extern const struct inode_operations unionfs_file_iops;
 extern const struct inode_operations unionfs_symlink_iops;
 extern const struct inode_operations unionfs_special_iops;
-struct inode *unionfs_iget(struct super_block *sb, struct inode *lower);
+int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
+		 u64 *uino);
+struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
+			   unsigned int bindex);
 int unionfs_init_inode_cache(void);
 void unionfs_destroy_inode_cache(void);
 struct inode *unionfs_alloc_inode(struct super_block *sb);
@@ -119,11 +168,9 @@ void unionfs_evict_inode(struct inode *inode);
 
 /* file.c */
 extern const struct file_operations unionfs_file_fops;
-int unionfs_open(struct inode *inode, struct file *file);
-int unionfs_release(struct inode *inode, struct file *file);
-loff_t unionfs_llseek(struct file *file, loff_t offset, int whence);
 
 /* readdir.c */
 extern const struct file_operations unionfs_dir_fops;
+bool unionfs_dir_is_merged(const struct dentry *dentry);
 
 #endif /* _UNIONFS_H */

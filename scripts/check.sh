@@ -9,6 +9,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 logs=$top/build/check
+: "${KVER:?KVER is not set: run this through make check}"
 mkdir -p "$logs"
 
 suites=()

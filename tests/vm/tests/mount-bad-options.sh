@@ -24,7 +24,11 @@ EINVAL|odf=$ODF_DEV,dirs=mnt/b0=ro|is not an absolute path
 EINVAL|odf=$ODF_DEV,dirs=$br=ro,dirs=$br=ro|dirs= given twice
 EINVAL|odf=$ODF_DEV,odf=$ODF_DEV,dirs=$br=ro|odf= given twice
 EINVAL|odf=$ODF_DEV,dirs=$long|names 129 branches, at most 128
-EINVAL|odf=$ODF_DEV,dirs=$br=ro:/mnt=ro|supports only one
+EINVAL|odf=$ODF_DEV,dirs=$br=ro:/mnt=ro|branches '$br' and '/mnt' overlap
+EINVAL|odf=$ODF_DEV,dirs=$br/sub=ro:$br=ro|branches '$br/sub' and '$br' overlap
+EINVAL|odf=$ODF_DEV,dirs=$br=ro:$br=ro|branches '$br' and '$br' overlap
+EINVAL|odf=$br/sub,dirs=$br=ro|ODF '$br/sub' and branch '$br' overlap
+EINVAL|odf=$ODF_DEV,dirs=$br=ro:/tmp=rw|branch '/tmp' is rw
 EINVAL|odf=$ODF_DEV,dirs=$br=rw|branch '$br' is rw
 EINVAL|odf=$ODF_DEV,dirs=$br|branch '$br' is rw
 ENOENT|odf=$ODF_DEV,dirs=/mnt/nonexistent=ro|cannot find branch '/mnt/nonexistent' (error -2)
