@@ -145,6 +145,13 @@ errcode_t odf_rename(ext2_filsys fs, ext2_ino_t sdir, const char *sname,
 		     ext2_ino_t ddir, const char *dname);
 int odf_is_dir(ext2_filsys fs, ext2_ino_t ino);
 
+struct odf_dirent {
+	ext2_ino_t	ino;
+	char		name[256];
+};
+errcode_t odf_list_dir(ext2_filsys fs, ext2_ino_t dir,
+		       struct odf_dirent **ents, size_t *n);
+
 /* superblock file */
 errcode_t odf_sb_read(struct odf_vol *v, struct odf_super *sb,
 		      struct odf_super *backup, struct odf_branch *br);

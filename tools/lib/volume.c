@@ -310,10 +310,10 @@ errcode_t odf_mkdir(ext2_filsys fs, ext2_ino_t dir, const char *name,
 /* ---- removal -------------------------------------------------------- */
 
 struct rm_ctx {
-	ext2_filsys	fs;
-	errcode_t	err;
-	char		(*names)[256];
-	size_t		n, cap;
+	ext2_filsys		fs;
+	errcode_t		err;
+	struct odf_dirent	*ents;
+	size_t			n, cap;
 };
 
 static int collect_cb(struct ext2_dir_entry *de, int offset, int blocksize,
@@ -328,24 +328,25 @@ static int collect_cb(struct ext2_dir_entry *de, int offset, int blocksize,
 		return 0;
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 16;
-		void *nn = realloc(c->names, ncap * sizeof(*c->names));
+		void *nn = realloc(c->ents, ncap * sizeof(*c->ents));
 
 		if (!nn) {
 			c->err = ENOMEM;
 			return DIRENT_ABORT;
 		}
-		c->names = nn;
+		c->ents = nn;
 		c->cap = ncap;
 	}
-	memcpy(c->names[c->n], de->name, nl);
-	c->names[c->n][nl] = 0;
+	memcpy(c->ents[c->n].name, de->name, nl);
+	c->ents[c->n].name[nl] = 0;
+	c->ents[c->n].ino = de->inode;
 	c->n++;
 	return 0;
 }
 
-/* Names in a directory (without . and ..); caller frees *names. */
-static errcode_t list_dir(ext2_filsys fs, ext2_ino_t dir, char (**names)[256],
-			  size_t *n)
+/* Entries of a directory (without . and ..); caller frees *ents. */
+errcode_t odf_list_dir(ext2_filsys fs, ext2_ino_t dir,
+		       struct odf_dirent **ents, size_t *n)
 {
 	struct rm_ctx c = { .fs = fs };
 	errcode_t err;
@@ -354,10 +355,10 @@ static errcode_t list_dir(ext2_filsys fs, ext2_ino_t dir, char (**names)[256],
 	if (!err)
 		err = c.err;
 	if (err) {
-		free(c.names);
+		free(c.ents);
 		return err;
 	}
-	*names = c.names;
+	*ents = c.ents;
 	*n = c.n;
 	return 0;
 }
@@ -393,7 +394,7 @@ static errcode_t drop_inode(ext2_filsys fs, ext2_ino_t ino, int isdir)
 
 static errcode_t remove_ino(ext2_filsys fs, ext2_ino_t ino, int depth)
 {
-	char (*names)[256] = NULL;
+	struct odf_dirent *ents = NULL;
 	size_t n = 0, i;
 	errcode_t err;
 	ext2_ino_t child;
@@ -402,17 +403,16 @@ static errcode_t remove_ino(ext2_filsys fs, ext2_ino_t ino, int depth)
 		return drop_inode(fs, ino, 0);
 	if (depth > 4096)
 		return EXT2_ET_TOO_MANY_REFS;
-	err = list_dir(fs, ino, &names, &n);
+	err = odf_list_dir(fs, ino, &ents, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n && !err; i++) {
-		err = odf_lookup(fs, ino, names[i], &child);
-		if (!err)
-			err = ext2fs_unlink(fs, ino, names[i], child, 0);
+		child = ents[i].ino;
+		err = ext2fs_unlink(fs, ino, ents[i].name, child, 0);
 		if (!err)
 			err = remove_ino(fs, child, depth + 1);
 	}
-	free(names);
+	free(ents);
 	if (err)
 		return err;
 	return drop_inode(fs, ino, 1);
