@@ -260,6 +260,23 @@ static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 			bad = tb;
 		if (!bad)
 			continue;
+		if (r->mr_kind == ODF_MK_UPPER && bad == tb) {
+			/* the copy lives on: only its origin is gone */
+			memset(&pc, 0, sizeof(pc));
+			pc.num = tb;
+			pc.num2 = tino(r);
+			pc.num3 = kb;
+			pc.ino = ruino(r);
+			if (fix_problem(ctx, PR_3_ORIGIN_NO_BRANCH, &pc)) {
+				struct odf_map_rec *w = &m->r[i];
+
+				w->mr_tgt_branch = 0;
+				w->mr_tgt_ino = 0;
+				odf_map_rec_csum_set(w);
+				m->dirty = 1;
+			}
+			continue;
+		}
 		memset(&pc, 0, sizeof(pc));
 		pc.str = m->name;
 		pc.num = bad;
@@ -350,6 +367,14 @@ static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 			}
 			continue;
 		}
+		/* the number has an owner elsewhere: pass E fixes this */
+		for (j = 0; j < nf; j++)
+			if (!f->dead[j] && ruino(&f->r[j]) == u &&
+			    (f->r[j].mr_kind == ODF_MK_UPPER ||
+			     f->r[j].mr_kind == ODF_MK_BIGINO))
+				break;
+		if (j < nf)
+			continue;
 		if (!odf_uino_is_alloc(u) && u == odf_uino_det(tbranch(rv),
 							       tino(rv))) {
 			if (fix_problem(ctx, PR_3_REV_REDUNDANT, &pc)) {
@@ -372,7 +397,8 @@ static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 					oi = rkey(&f->r[j]);
 					break;
 				}
-			if (j == nf && !odf_uino_is_alloc(u)) {
+			if (j == nf && !odf_uino_is_alloc(u) &&
+			    branch_known(ctx, odf_uino_branch(u))) {
 				ob = odf_uino_branch(u);
 				oi = u & ODF_UINO_LOW_MASK;
 			}
@@ -434,6 +460,42 @@ static int copied_to_upper(struct odfck_ctx *ctx, struct mvec *f)
 				odf_map_rec_csum_set(c);
 				f->dirty = 1;
 			}
+		}
+	}
+	free(idx);
+	return 0;
+}
+
+/* An UPPER record that names its origin needs the origin's COPIED
+ * record, or a second hard link to the lower file would not find the
+ * copy. */
+static int upper_to_copied(struct odfck_ctx *ctx, struct mvec *f)
+{
+	struct problem_context pc;
+	size_t i, nlive, n = f->n, *idx = sorted(f, &nlive);
+
+	if (!idx)
+		return FSCK_ERROR;
+	for (i = 0; i < n; i++) {
+		const struct odf_map_rec *u = &f->r[i];
+		struct odf_map_rec c;
+
+		if (f->dead[i] || u->mr_kind != ODF_MK_UPPER || !tbranch(u) ||
+		    !tino(u) || !branch_known(ctx, tbranch(u)) ||
+		    find(f, idx, nlive, tbranch(u), tino(u)) >= 0)
+			continue;
+		memset(&pc, 0, sizeof(pc));
+		pc.num = tbranch(u);
+		pc.num2 = tino(u);
+		pc.num3 = rbranch(u);
+		pc.ino = ruino(u);
+		if (!fix_problem(ctx, PR_3_COPIED_MISSING, &pc))
+			continue;
+		odf_map_rec_init(&c, ODF_MK_COPIED, tbranch(u), tino(u),
+				 ruino(u), rbranch(u), rkey(u));
+		if (add_rec(ctx, f, &c)) {
+			free(idx);
+			return FSCK_ERROR;
 		}
 	}
 	free(idx);
@@ -677,6 +739,8 @@ int odfck_pass3(struct odfck_ctx *ctx)
 	st = rev_to_fwd(ctx, &f, &r);
 	if (!st)
 		st = copied_to_upper(ctx, &f);
+	if (!st)
+		st = upper_to_copied(ctx, &f);
 	if (!st)
 		st = owners_to_rev(ctx, &f, &r);
 	if (st)

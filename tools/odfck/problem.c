@@ -113,7 +113,7 @@ static const struct odf_problem table[] = {
 	{ PR_2_DIR_BAD_RECORD, "namespace directory %P has a damaged record "
 	  "(%S): its opaque and redirect markers cannot be trusted.",
 	  PROMPT_CLEAR, 0 },
-	{ PR_2_WH_PARENT, "whiteout %P is a directory holding %N entries: "
+	{ PR_2_WH_PARENT, "whiteout %P is a directory with entries below it: "
 	  "names under a whited-out directory are dead.", PROMPT_MOVE,
 	  PR_PREEN_OK },
 	{ PR_2_WH_DIR, "whiteout %P is an empty directory.", PROMPT_FIX,
@@ -143,6 +143,12 @@ static const struct odf_problem table[] = {
 	  "is in use.", PROMPT_FIX, PR_PREEN_OK },
 	{ PR_3_UPPER_MISSING, "copied-up object (branch %N, ino %M) has no "
 	  "forward record for its upper copy (branch %K).",
+	  PROMPT_RECONCILE, PR_PREEN_OK },
+	{ PR_3_ORIGIN_NO_BRANCH, "upper copy (branch %K) of union inode %X "
+	  "names its origin (branch %N, ino %M), but branch %N is not in the "
+	  "branch table.", PROMPT_CLEAR, PR_PREEN_OK },
+	{ PR_3_COPIED_MISSING, "lower object (branch %N, ino %M) was copied "
+	  "up to branch %K as union inode %X but has no forward record.",
 	  PROMPT_RECONCILE, PR_PREEN_OK },
 	{ PR_3_COPY_MISMATCH, "copied-up object (branch %N, ino %M) has "
 	  "union inode %X but its upper copy has %Y.", PROMPT_FIX,

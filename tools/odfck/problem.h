@@ -88,6 +88,8 @@ enum {
 #define PR_3_REV_STALE		0x3010
 #define PR_3_TMP		0x3011
 #define PR_3_MAP_SIZE		0x3012
+#define PR_3_COPIED_MISSING	0x3013
+#define PR_3_ORIGIN_NO_BRANCH	0x3014
 
 /* Pass 4: readdir state */
 #define PR_4_BAD_NAME		0x4001
