@@ -176,6 +176,12 @@ __u32 odf_map_hash(__u32 seed, unsigned branch, __u64 ino)
 	return ext2fs_crc32c_le(seed, key, sizeof(key));
 }
 
+__u32 odf_map_default_seed(const struct odf_super *sb, int kind)
+{
+	return ext2fs_crc32c_le(~0U ^ (__u32)kind, sb->s_uuid,
+				sizeof(sb->s_uuid));
+}
+
 void odf_map_hdr_init(struct odf_map_header *h, int kind, __u32 nbuckets,
 		      __u32 seed)
 {

@@ -51,6 +51,9 @@ int odf_branch_unused(const struct odf_branch *b);
 
 /* ---- inode maps ----------------------------------------------------- */
 __u32 odf_map_hash(__u32 seed, unsigned branch, __u64 ino);
+/* seed of a new map: derived from the volume UUID, so two volumes made
+ * with the same UUID have the same layout (reproducible tests) */
+__u32 odf_map_default_seed(const struct odf_super *sb, int kind);
 void odf_map_hdr_init(struct odf_map_header *h, int kind, __u32 nbuckets,
 		      __u32 seed);
 void odf_map_hdr_csum_set(struct odf_map_header *h);

@@ -515,7 +515,6 @@ errcode_t odf_layout_create(struct odf_vol *v, const struct odf_super *sb)
 	ext2_filsys fs = v->fs;
 	unsigned char zero[ODF_BLOCK_SIZE];
 	errcode_t err;
-	__u32 seed;
 
 	memset(zero, 0, sizeof(zero));
 	err = odf_file_create(fs, EXT2_ROOT_INO, ODF_PATH_SUPER,
@@ -530,13 +529,13 @@ errcode_t odf_layout_create(struct odf_vol *v, const struct odf_super *sb)
 	if (!err)
 		err = odf_mkdir(fs, EXT2_ROOT_INO, ODF_PATH_IMAP, &v->ino_imap);
 	if (!err)
-		err = odf_random_bytes(&seed, sizeof(seed));
-	if (!err)
 		err = odf_map_create(v, ODF_MAP_FORWARD, ODF_MAP_MIN_BUCKETS,
-				     seed, NULL, 0);
+				     odf_map_default_seed(sb, ODF_MAP_FORWARD),
+				     NULL, 0);
 	if (!err)
 		err = odf_map_create(v, ODF_MAP_REVERSE, ODF_MAP_MIN_BUCKETS,
-				     seed ^ 0x5a5a5a5a, NULL, 0);
+				     odf_map_default_seed(sb, ODF_MAP_REVERSE),
+				     NULL, 0);
 	if (!err)
 		err = odf_mkdir(fs, EXT2_ROOT_INO, ODF_PATH_READDIR,
 				&v->ino_readdir);

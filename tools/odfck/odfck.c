@@ -259,7 +259,8 @@ int main(int argc, char **argv)
 			"%s consistent (exit %d); run e2fsck by hand first.\n",
 			ctx.prog, ctx.dev, st);
 		exit(st & FSCK_CANCELED ? FSCK_CANCELED :
-		     st & FSCK_USAGE ? FSCK_ERROR : st | FSCK_UNCORRECTED);
+		     st & (FSCK_ERROR | FSCK_USAGE) ? FSCK_ERROR :
+		     FSCK_UNCORRECTED | (st & (FSCK_NONDESTRUCT | FSCK_REBOOT)));
 	}
 	if (st & FSCK_UNCORRECTED)	/* -n: go on, read-only, on faith */
 		ctx.e2fsck_status |= FSCK_UNCORRECTED;

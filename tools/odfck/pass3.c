@@ -657,8 +657,8 @@ static int rebuild(struct odfck_ctx *ctx, struct mvec *m)
 	if (m->present && !m->hdr_bad) {
 		nb = ext2fs_le32_to_cpu(m->hdr.mh_nbuckets);
 		seed = ext2fs_le32_to_cpu(m->hdr.mh_hash_seed);
-	} else if (odf_random_bytes(&seed, sizeof(seed))) {
-		seed = 0x4f444621;
+	} else {
+		seed = odf_map_default_seed(&ctx->sb, m->kind);
 	}
 	err = odf_map_create(ctx->v, m->kind, nb, seed, live, n);
 	free(live);
