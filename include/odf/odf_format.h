@@ -323,4 +323,26 @@ struct odf_rdix_bucket {
 };
 ODF_ASSERT_SIZE(struct odf_rdix_bucket, ODF_BLOCK_SIZE);
 
+/* ------------------------------------------------------------------ */
+/* Intents: /reclaim/intent-<016llx seq>, work the module rolls forward */
+/* ------------------------------------------------------------------ */
+#define ODF_INTENT_MAGIC	0x4946444fU	/* "ODFI" */
+#define ODF_INTENT_PREFIX	"intent-"
+#define ODF_INTENT_RENAME_DIR	1	/* src dir renamed to dst */
+#define ODF_INTENT_PATH_MAX	4096
+
+struct odf_intent {
+	__le32	i_magic;		/*  0 ODF_INTENT_MAGIC */
+	__le32	i_crc;			/*  4 CRC32C of header + paths */
+	__le16	i_version;		/*  8 ODF_FORMAT_VERSION */
+	__le16	i_op;			/* 10 ODF_INTENT_* */
+	__le16	i_src_len;		/* 12 bytes of the source path */
+	__le16	i_dst_len;		/* 14 bytes of the destination path */
+	__le64	i_seq;			/* 16 equals the name's number */
+	__le64	i_time;			/* 24 */
+	__le64	i_reserved[2];		/* 32 zero */
+	/* followed by the source then the destination union path */
+};
+ODF_ASSERT_SIZE(struct odf_intent, 48);
+
 #endif /* _ODF_FORMAT_H */

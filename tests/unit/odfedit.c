@@ -199,6 +199,7 @@ static void usage(void)
 "  rd-append DIRINO NAME | rd-tomb DIRINO NAME\n"
 "  rd-seek DIRINO ORD | rd-end DIRINO | rd-list DIRINO\n"
 "  reclaim-add NAME                   a pending reclaim subtree\n"
+"  intent-add SEQ SRC DST             a directory-rename intent\n"
 "  poke FILE OFFSET HEX               write bytes into any file\n"
 "  create FILE                        empty regular file (full path)\n"
 "  rm FILE | truncate FILE SIZE | rename FILE NEWNAME (same dir)\n"
@@ -628,6 +629,24 @@ int main(int argc, char **argv)
 			err = odf_file_create(v->fs, dir, "whiteout", &f);
 		if (err)
 			die(err, "adding a reclaim entry");
+	} else if (!strcmp(cmd, "intent-add")) {
+		unsigned char buf[ODF_INTENT_BUF_MAX];
+		char name[64];
+		ext2_ino_t ino;
+		size_t len;
+		__u64 seq;
+
+		need(argc + 3, 6, "intent-add SEQ SRC DST");
+		seq = num(argv[0]);
+		len = odf_intent_encode(buf, ODF_INTENT_RENAME_DIR, seq, 1,
+					argv[1], argv[2]);
+		snprintf(name, sizeof(name), "%s%016llx", ODF_INTENT_PREFIX,
+			 (unsigned long long)seq);
+		err = odf_file_create(v->fs, v->ino_reclaim, name, &ino);
+		if (!err)
+			err = odf_file_pwrite(v->fs, ino, 0, buf, len);
+		if (err)
+			die(err, "adding an intent");
 	} else if (!strcmp(cmd, "poke")) {
 		unsigned char bytes[4096];
 		size_t n, i;

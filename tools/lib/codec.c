@@ -438,6 +438,73 @@ int odf_node_decode(const void *buf, size_t len, unsigned *type,
 	return ODF_GOOD;
 }
 
+/* ---- intents --------------------------------------------------------- */
+
+size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
+			 const char *src, const char *dst)
+{
+	struct odf_intent in;
+	size_t sl = strlen(src), dl = strlen(dst), len;
+
+	if (sl > ODF_INTENT_PATH_MAX)
+		sl = ODF_INTENT_PATH_MAX;
+	if (dl > ODF_INTENT_PATH_MAX)
+		dl = ODF_INTENT_PATH_MAX;
+	memset(&in, 0, sizeof(in));
+	in.i_magic = ext2fs_cpu_to_le32(ODF_INTENT_MAGIC);
+	in.i_version = ext2fs_cpu_to_le16(ODF_FORMAT_VERSION);
+	in.i_op = ext2fs_cpu_to_le16(op);
+	in.i_src_len = ext2fs_cpu_to_le16(sl);
+	in.i_dst_len = ext2fs_cpu_to_le16(dl);
+	in.i_seq = ext2fs_cpu_to_le64(seq);
+	in.i_time = ext2fs_cpu_to_le64(time);
+	memcpy(buf, &in, sizeof(in));
+	memcpy((char *)buf + sizeof(in), src, sl);
+	memcpy((char *)buf + sizeof(in) + sl, dst, dl);
+	len = sizeof(in) + sl + dl;
+	in.i_crc = ext2fs_cpu_to_le32(csum_with_hole(buf, len,
+				offsetof(struct odf_intent, i_crc)));
+	memcpy(buf, &in, sizeof(in));
+	return len;
+}
+
+int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
+		      const char **src, size_t *slen, const char **dst,
+		      size_t *dlen)
+{
+	struct odf_intent in;
+	size_t sl, dl;
+
+	if (len < sizeof(in))
+		return ODF_BAD_SIZE;
+	memcpy(&in, buf, sizeof(in));
+	if (ext2fs_le32_to_cpu(in.i_magic) != ODF_INTENT_MAGIC)
+		return ODF_BAD_MAGIC;
+	sl = ext2fs_le16_to_cpu(in.i_src_len);
+	dl = ext2fs_le16_to_cpu(in.i_dst_len);
+	if (sl > ODF_INTENT_PATH_MAX || dl > ODF_INTENT_PATH_MAX ||
+	    sizeof(in) + sl + dl != len)
+		return ODF_BAD_SIZE;
+	if (csum_with_hole(buf, len, offsetof(struct odf_intent, i_crc)) !=
+	    ext2fs_le32_to_cpu(in.i_crc))
+		return ODF_BAD_CSUM;
+	if (ext2fs_le16_to_cpu(in.i_version) != ODF_FORMAT_VERSION)
+		return ODF_BAD_VERSION;
+	if (ext2fs_le16_to_cpu(in.i_op) != ODF_INTENT_RENAME_DIR ||
+	    in.i_reserved[0] || in.i_reserved[1])
+		return ODF_BAD_FIELD;
+	if (!redirect_valid((const char *)buf + sizeof(in), sl) ||
+	    !redirect_valid((const char *)buf + sizeof(in) + sl, dl))
+		return ODF_BAD_FIELD;
+	*op = ext2fs_le16_to_cpu(in.i_op);
+	*seq = ext2fs_le64_to_cpu(in.i_seq);
+	*src = (const char *)buf + sizeof(in);
+	*slen = sl;
+	*dst = (const char *)buf + sizeof(in) + sl;
+	*dlen = dl;
+	return ODF_GOOD;
+}
+
 /* ---- readdir state -------------------------------------------------- */
 
 __u32 odf_rd_hash(__u32 seed, const char *name, size_t len)

@@ -81,6 +81,14 @@ size_t odf_node_encode(void *buf, unsigned type, __u64 time,
 int odf_node_decode(const void *buf, size_t len, unsigned *type,
 		    const char **redirect, size_t *redirect_len);
 
+/* ---- intents --------------------------------------------------------- */
+#define ODF_INTENT_BUF_MAX (sizeof(struct odf_intent) + 2 * ODF_INTENT_PATH_MAX)
+size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
+			 const char *src, const char *dst);
+int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
+		      const char **src, size_t *slen, const char **dst,
+		      size_t *dlen);
+
 /* ---- readdir state -------------------------------------------------- */
 __u32 odf_rd_hash(__u32 seed, const char *name, size_t len);
 unsigned odf_rd_nslots(size_t name_len);

@@ -44,6 +44,7 @@ struct odfck_ctx {
 	unsigned		n_branches, n_whiteouts, n_opaque;
 	unsigned		n_redirects, n_plain;
 	unsigned long long	n_fwd, n_rev, n_rd, n_reclaim;
+	unsigned		n_intents;
 	__u64			max_alloc_ino;
 };
 

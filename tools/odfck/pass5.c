@@ -8,6 +8,59 @@
 #include <time.h>
 #include "odfck.h"
 
+/*
+ * An intent is work only the module can finish (it needs the branches).
+ * Returns -1 for a valid intent (keep it), 0 when the caller must
+ * delete it, or an exit code.
+ */
+static int check_intent(struct odfck_ctx *ctx, const struct odf_dirent *de,
+			struct problem_context *pc)
+{
+	const char *src, *dst, *num = de->name + strlen(ODF_INTENT_PREFIX);
+	char srcb[ODF_INTENT_PATH_MAX + 1], dstb[ODF_INTENT_PATH_MAX + 1];
+	size_t len, sl, dl;
+	unsigned op;
+	__u64 seq, want;
+	void *buf = NULL;
+	char *end;
+	int bad = ODF_BAD_FIELD;
+	errcode_t err;
+
+	want = strtoull(num, &end, 16);
+	if (odf_is_dir(ctx->v->fs, de->ino) || strlen(num) != 16 || *end) {
+		pc->str2 = "not an intent file";
+	} else {
+		err = odf_file_read_all(ctx->v->fs, de->ino,
+					ODF_INTENT_BUF_MAX, &buf, &len);
+		if (err == EXT2_ET_FILE_TOO_BIG) {
+			pc->str2 = "too large";
+		} else if (err) {
+			odfck_com_err(ctx, err, "reading an intent");
+			return FSCK_ERROR;
+		} else {
+			bad = odf_intent_decode(buf, len, &op, &seq, &src, &sl,
+						&dst, &dl);
+			if (!bad && seq != want)
+				bad = ODF_BAD_FIELD;
+			pc->str2 = odf_bad_str(bad);
+		}
+	}
+	if (!bad) {
+		memcpy(srcb, src, sl);
+		srcb[sl] = 0;
+		memcpy(dstb, dst, dl);
+		dstb[dl] = 0;
+		pc->path = srcb;
+		pc->str2 = dstb;
+		ctx->n_intents++;
+		fix_problem(ctx, PR_5_INTENT_PENDING, pc);
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	return fix_problem(ctx, PR_5_INTENT_BAD, pc) ? 0 : -1;
+}
+
 static int finish_reclaim(struct odfck_ctx *ctx)
 {
 	struct odf_dirent *ents;
@@ -23,12 +76,24 @@ static int finish_reclaim(struct odfck_ctx *ctx)
 	}
 	for (i = 0; i < n; i++) {
 		struct problem_context pc;
+		int st;
 
 		memset(&pc, 0, sizeof(pc));
 		pc.str = ents[i].name;
-		ctx->n_reclaim++;
-		if (!fix_problem(ctx, PR_5_RECLAIM, &pc))
-			continue;
+		if (!strncmp(ents[i].name, ODF_INTENT_PREFIX,
+			     strlen(ODF_INTENT_PREFIX))) {
+			st = check_intent(ctx, &ents[i], &pc);
+			if (st < 0)
+				continue;	/* valid: kept for the mount */
+			if (st) {
+				free(ents);
+				return st;
+			}
+		} else {
+			ctx->n_reclaim++;
+			if (!fix_problem(ctx, PR_5_RECLAIM, &pc))
+				continue;
+		}
 		err = odf_remove(ctx->v->fs, ctx->v->ino_reclaim,
 				 ents[i].name);
 		if (err) {

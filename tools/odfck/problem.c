@@ -186,7 +186,11 @@ static const struct odf_problem table[] = {
 	/* ---- pass 5 ---- */
 	{ PR_5_RECLAIM, "reclaim entry /reclaim/%S was not finished.",
 	  PROMPT_FINISH, PR_PREEN_OK },
-	{ PR_5_MARK_CLEAN, "", PROMPT_NONE, PR_NOTICE },
+	{ PR_5_INTENT_PENDING, "intent /reclaim/%S (rename of directory %P "
+	  "to %T) is pending; the module completes it at the next mount.",
+	  PROMPT_NONE, PR_NOTICE },
+	{ PR_5_INTENT_BAD, "intent /reclaim/%S is damaged (%T); it was never "
+	  "committed.", PROMPT_DELETE, PR_PREEN_OK },
 	{ 0, NULL, 0, 0 }
 };
 
@@ -264,11 +268,14 @@ int fix_problem(struct odfck_ctx *ctx, int code, struct problem_context *pc)
 			ctx->prog, code);
 		exit(FSCK_ERROR);
 	}
-	if (p->flags & PR_NOTICE)
-		return 1;
 	if (ctx->mode == MODE_PREEN)
 		printf("%s: ", ctx->dev);
 	expand(stdout, p->msg, pc);
+	if (p->flags & PR_NOTICE) {	/* not a problem: no prompt, no count */
+		printf("\n");
+		ctx->notices++;
+		return 1;
+	}
 	if (p->flags & PR_FATAL) {
 		printf("\n");
 		fflush(stdout);

@@ -99,7 +99,8 @@ enum {
 
 /* Pass 5: reclaim and summary */
 #define PR_5_RECLAIM		0x5001
-#define PR_5_MARK_CLEAN		0x5002
+#define PR_5_INTENT_PENDING	0x5003
+#define PR_5_INTENT_BAD		0x5004
 
 struct odfck_ctx;
 int fix_problem(struct odfck_ctx *ctx, int code,
