@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0
 # The "fresh volume" every corruption case starts from: a new ODF
 # volume holding one of each kind of union metadata, so a repair can be

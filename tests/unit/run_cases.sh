@@ -19,6 +19,7 @@ TOPDIR=${TOPDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 HERE=$TOPDIR/tests/unit
 MKODF=$TOPDIR/tools/mkodf/mkodf
 ODFCK=$TOPDIR/tools/odfck/odfck
+# shellcheck disable=SC2034	# used by the sourced case scripts
 E=$HERE/odfedit
 TMPD=$(mktemp -d /tmp/odfck-cases.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT
@@ -28,7 +29,7 @@ only=${1:-}
 
 run_odfck() {	# opts img out
 	local rc
-	"$ODFCK" $1 "$2" >"$3.raw" 2>&1
+	"$ODFCK" "$1" "$2" >"$3.raw" 2>&1
 	rc=$?
 	sed -e "s#$2#test.img#g" "$3.raw" >"$3"
 	echo "Exit status is $rc" >>"$3"
