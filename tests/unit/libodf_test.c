@@ -497,6 +497,19 @@ START_TEST(test_vol_readdir)
 	}
 	ck_assert_int_eq(odf_rd_tombstone(v, 77, "nope", 4, &found), 0);
 	ck_assert(!found);
+	/* a live name cannot be listed twice; a removed one comes back
+	 * with a new offset, the old one stays dead */
+	memset(&e, 0, sizeof(e));
+	name_of(e.name, 1);
+	e.name_len = strlen(e.name);
+	e.ino = 5;
+	ck_assert_int_eq(odf_rd_append(v, 77, &e, &o), EXT2_ET_FILE_EXISTS);
+	name_of(e.name, 3);
+	ck_assert_int_eq(odf_rd_append(v, 77, &e, &o), 0);
+	ck_assert_uint_gt(o, ord_of[1999]);
+	ck_assert_int_eq(odf_rd_tombstone(v, 77, e.name, e.name_len, &found),
+			 0);
+	ck_assert(found);
 	/* survivors keep their offsets; dead ones lead to the next live */
 	for (i = 0; i < 2000; i++) {
 		ck_assert_int_eq(odf_rd_seek(v, 77, ord_of[i], &e, &eod), 0);
@@ -517,8 +530,8 @@ START_TEST(test_vol_readdir)
 	ck_assert_int_eq(odf_file_read_all(v->fs, ino, 1ULL << 30, &buf, &len),
 			 0);
 	ck_assert_int_eq(odf_rd_check(buf, len, &info, NULL, NULL), ODF_GOOD);
-	ck_assert_uint_eq(info.live + info.tombstones, 2000);
-	ck_assert_uint_eq(info.tombstones, 667);
+	ck_assert_uint_eq(info.live + info.tombstones, 2001);
+	ck_assert_uint_eq(info.tombstones, 668);
 	free(buf);
 	ck_assert_int_eq(odf_vol_close(v), 0);
 	ck_assert_int_eq(odfck_status("rd"), 0);

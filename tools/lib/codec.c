@@ -539,10 +539,36 @@ unsigned odf_rd_nslots(size_t name_len)
 	goto out;							\
 } while (0)
 
-/* Bitmap of slots that are live heads, to cross-check the index. */
-struct rd_seen {
-	unsigned char	*indexed;	/* per slot: 1 live head, 2 indexed */
+struct rd_live {
+	__u32	hash;
+	__u32	slot;
 };
+
+static int cmp_live(const void *x, const void *y)
+{
+	const struct rd_live *a = x, *b = y;
+
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* Name of the (already verified) entry whose head is at p. */
+static size_t rd_name_at(const unsigned char *p, char *out)
+{
+	const struct odf_rd_ent *e = (const void *)p;
+	size_t nl = e->re_name_len, k;
+
+	memcpy(out, e->re_name, nl < ODF_RD_HEAD_NAME ? nl : ODF_RD_HEAD_NAME);
+	for (k = 1; k < e->re_nslots; k++) {
+		size_t off = ODF_RD_HEAD_NAME + (k - 1) * ODF_RD_CONT_NAME;
+		size_t take = nl - off < ODF_RD_CONT_NAME ? nl - off :
+			      ODF_RD_CONT_NAME;
+
+		memcpy(out + off, p + k * ODF_RD_SLOT_SIZE + 1, take);
+	}
+	return nl;
+}
 
 int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 		 odf_rd_entry_fn cb, void *priv)
@@ -553,6 +579,7 @@ int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 	__u64 area;
 	unsigned i, ns;
 	unsigned char *mark = NULL;
+	struct rd_live *lv = NULL;
 	int ret = ODF_GOOD;
 
 	memset(info, 0, sizeof(*info));
@@ -750,7 +777,43 @@ int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 		if (mark[slot] == 1)
 			RD_FAIL(info, ODF_BAD_FIELD, "live entry at slot %u is "
 				"missing from the index", slot);
+
+	/* the listing is deduplicated: no two live entries share a name */
+	lv = malloc((live ? live : 1) * sizeof(*lv));
+	if (!lv)
+		RD_FAIL(info, ODF_BAD_SIZE, "out of memory");
+	for (slot = 0, i = 0; slot < next; slot++) {
+		const unsigned char *s = p + (size_t)rec_start * ODF_BLOCK_SIZE +
+					 (size_t)slot * ODF_RD_SLOT_SIZE;
+		struct odf_rd_ent e;
+
+		if (mark[slot] != 2)
+			continue;
+		memcpy(&e, s, sizeof(e));
+		lv[i].hash = ext2fs_le32_to_cpu(e.re_hash);
+		lv[i].slot = slot;
+		i++;
+	}
+	qsort(lv, i, sizeof(*lv), cmp_live);
+	for (slot = 1; slot < i; slot++) {
+		char a[256], b[256];
+		size_t la, lb;
+		const unsigned char *area = p + (size_t)rec_start *
+					    ODF_BLOCK_SIZE;
+
+		if (lv[slot].hash != lv[slot - 1].hash)
+			continue;
+		la = rd_name_at(area + (size_t)lv[slot - 1].slot *
+				ODF_RD_SLOT_SIZE, a);
+		lb = rd_name_at(area + (size_t)lv[slot].slot *
+				ODF_RD_SLOT_SIZE, b);
+		if (la == lb && !memcmp(a, b, la))
+			RD_FAIL(info, ODF_BAD_FIELD, "entries at slots %u and "
+				"%u have the same name", lv[slot - 1].slot,
+				lv[slot].slot);
+	}
 out:
+	free(lv);
 	free(mark);
 	return ret;
 }

@@ -213,6 +213,7 @@ void odf_rd_name(char buf[ODF_RD_NAME_LEN + 1], __u64 dir_ino);
 errcode_t odf_rd_build(struct odf_vol *v, __u64 dir_ino,
 		       const struct odf_rd_stamp *stamps, unsigned nstamps,
 		       const struct odf_rd_entry *ents, size_t n);
+/* EXT2_ET_FILE_EXISTS if a live entry already has the name */
 errcode_t odf_rd_append(struct odf_vol *v, __u64 dir_ino,
 			const struct odf_rd_entry *e, __u32 *ordinal);
 errcode_t odf_rd_tombstone(struct odf_vol *v, __u64 dir_ino,

@@ -314,6 +314,12 @@ errcode_t odf_rd_end(struct odf_vol *v, __u64 dir_ino, __u32 *end)
 	return err;
 }
 
+static errcode_t find_live(struct odf_vol *v, ext2_ino_t ino,
+			   const struct odf_rd_header *h, const char *name,
+			   size_t len, unsigned char *raw,
+			   struct odf_rdix_bucket *bk, __u32 *bp,
+			   unsigned *kp, __u32 *slotp, int *found);
+
 /*
  * Append: slots first, then the index entry, then the header.  A crash
  * in between leaves bytes past rh_next_slot or an index entry to a slot
@@ -335,6 +341,19 @@ errcode_t odf_rd_append(struct odf_vol *v, __u64 dir_ino,
 	err = rd_open(v, dir_ino, &ino, blk0);
 	if (err)
 		return err;
+	if (!(e->flags & ODF_RE_TOMBSTONE)) {	/* the listing has no dups */
+		unsigned char raw[ODF_RD_MAX_NSLOTS * ODF_RD_SLOT_SIZE];
+		__u32 fb, fslot;
+		unsigned fk;
+		int found;
+
+		err = find_live(v, ino, h, e->name, e->name_len, raw, &bk, &fb,
+				&fk, &fslot, &found);
+		if (err)
+			return err;
+		if (found)
+			return EXT2_ET_FILE_EXISTS;
+	}
 	next = ext2fs_le32_to_cpu(h->rh_next_slot);
 	nb = ext2fs_le32_to_cpu(h->rh_index_buckets);
 	seed = ext2fs_le32_to_cpu(h->rh_hash_seed);
@@ -488,42 +507,41 @@ errcode_t odf_rd_seek(struct odf_vol *v, __u64 dir_ino, __u32 ordinal,
 	return 0;
 }
 
-errcode_t odf_rd_tombstone(struct odf_vol *v, __u64 dir_ino,
-			   const char *name, size_t len, int *found)
+/*
+ * Find the live entry called name through the index.  On success *bp
+ * and *kp give its index bucket and entry, bk holds that bucket and raw the
+ * entry's slots.
+ */
+static errcode_t find_live(struct odf_vol *v, ext2_ino_t ino,
+			   const struct odf_rd_header *h, const char *name,
+			   size_t len, unsigned char *raw,
+			   struct odf_rdix_bucket *bk, __u32 *bp,
+			   unsigned *kp, __u32 *slotp, int *found)
 {
-	unsigned char blk0[ODF_BLOCK_SIZE];
-	unsigned char raw[ODF_RD_MAX_NSLOTS * ODF_RD_SLOT_SIZE];
-	struct odf_rd_header *h = (void *)blk0;
-	struct odf_rdix_bucket bk;
+	__u32 nb = ext2fs_le32_to_cpu(h->rh_index_buckets), b, i;
+	__u32 hash = odf_rd_hash(ext2fs_le32_to_cpu(h->rh_hash_seed), name,
+				 len);
 	struct odf_rd_entry ent;
-	struct odf_rd_ent *e = (void *)raw;
-	ext2_ino_t ino;
-	__u32 nb, hash, b, i;
 	unsigned k;
 	int head, empty_seen;
 	errcode_t err;
 
 	*found = 0;
-	err = rd_open(v, dir_ino, &ino, blk0);
-	if (err)
-		return err;
-	nb = ext2fs_le32_to_cpu(h->rh_index_buckets);
-	hash = odf_rd_hash(ext2fs_le32_to_cpu(h->rh_hash_seed), name, len);
 	for (i = 0, b = hash & (nb - 1); i < nb; i++, b = (b + 1) & (nb - 1)) {
 		err = odf_file_pread(v->fs, ino, (__u64)(1 + b) *
-				     ODF_BLOCK_SIZE, &bk, sizeof(bk));
+				     ODF_BLOCK_SIZE, bk, sizeof(*bk));
 		if (err)
 			return err;
 		empty_seen = 0;
 		for (k = 0; k < ODF_RDIX_ENTRIES; k++) {
-			__u32 s = ext2fs_le32_to_cpu(bk.ib_ent[k].ie_slot);
+			__u32 s = ext2fs_le32_to_cpu(bk->ib_ent[k].ie_slot);
 
 			if (s == ODF_RDIX_EMPTY) {
 				empty_seen = 1;
 				continue;
 			}
 			if (s == ODF_RDIX_DELETED ||
-			    ext2fs_le32_to_cpu(bk.ib_ent[k].ie_hash) != hash)
+			    ext2fs_le32_to_cpu(bk->ib_ent[k].ie_hash) != hash)
 				continue;
 			err = read_ent(v, ino, h, s - 1, raw, &ent, &head);
 			if (err)
@@ -531,37 +549,59 @@ errcode_t odf_rd_tombstone(struct odf_vol *v, __u64 dir_ino,
 			if (!head || ent.name_len != len ||
 			    memcmp(ent.name, name, len))
 				continue;
-			/* entry first: a crash leaves an index entry to a
-			 * tombstone, which the check rejects */
-			e->re_flags |= ODF_RE_TOMBSTONE;
-			e->re_crc = ext2fs_cpu_to_le32(csum_hole(raw,
-				(size_t)e->re_nslots * ODF_RD_SLOT_SIZE,
-				offsetof(struct odf_rd_ent, re_crc)));
-			err = odf_file_pwrite(v->fs, ino, slot_pos(h, s - 1),
-					      raw, ODF_RD_SLOT_SIZE);
-			if (err)
-				return err;
-			bk.ib_ent[k].ie_hash = 0;
-			bk.ib_ent[k].ie_slot =
-				ext2fs_cpu_to_le32(ODF_RDIX_DELETED);
-			bk.ib_count = ext2fs_cpu_to_le16(
-				ext2fs_le16_to_cpu(bk.ib_count) - 1);
-			bucket_csum(&bk);
-			err = odf_file_pwrite(v->fs, ino, (__u64)(1 + b) *
-					      ODF_BLOCK_SIZE, &bk, sizeof(bk));
-			if (err)
-				return err;
-			h->rh_live = ext2fs_cpu_to_le32(
-				ext2fs_le32_to_cpu(h->rh_live) - 1);
-			h->rh_tombstones = ext2fs_cpu_to_le32(
-				ext2fs_le32_to_cpu(h->rh_tombstones) + 1);
-			hdr_csum(blk0);
+			*bp = b;
+			*kp = k;
+			*slotp = s - 1;
 			*found = 1;
-			return odf_file_pwrite(v->fs, ino, 0, blk0,
-					       ODF_BLOCK_SIZE);
+			return 0;
 		}
 		if (empty_seen)
 			break;
 	}
 	return 0;
+}
+
+errcode_t odf_rd_tombstone(struct odf_vol *v, __u64 dir_ino,
+			   const char *name, size_t len, int *found)
+{
+	unsigned char blk0[ODF_BLOCK_SIZE];
+	unsigned char raw[ODF_RD_MAX_NSLOTS * ODF_RD_SLOT_SIZE];
+	struct odf_rd_header *h = (void *)blk0;
+	struct odf_rdix_bucket bk;
+	struct odf_rd_ent *e = (void *)raw;
+	ext2_ino_t ino;
+	__u32 b, slot;
+	unsigned k;
+	errcode_t err;
+
+	*found = 0;
+	err = rd_open(v, dir_ino, &ino, blk0);
+	if (!err)
+		err = find_live(v, ino, h, name, len, raw, &bk, &b, &k, &slot,
+				found);
+	if (err || !*found)
+		return err;
+	/* entry first: a crash leaves an index entry to a tombstone,
+	 * which the check rejects */
+	e->re_flags |= ODF_RE_TOMBSTONE;
+	e->re_crc = ext2fs_cpu_to_le32(csum_hole(raw,
+			(size_t)e->re_nslots * ODF_RD_SLOT_SIZE,
+			offsetof(struct odf_rd_ent, re_crc)));
+	err = odf_file_pwrite(v->fs, ino, slot_pos(h, slot), raw,
+			      ODF_RD_SLOT_SIZE);
+	if (err)
+		return err;
+	bk.ib_ent[k].ie_hash = 0;
+	bk.ib_ent[k].ie_slot = ext2fs_cpu_to_le32(ODF_RDIX_DELETED);
+	bk.ib_count = ext2fs_cpu_to_le16(ext2fs_le16_to_cpu(bk.ib_count) - 1);
+	bucket_csum(&bk);
+	err = odf_file_pwrite(v->fs, ino, (__u64)(1 + b) * ODF_BLOCK_SIZE,
+			      &bk, sizeof(bk));
+	if (err)
+		return err;
+	h->rh_live = ext2fs_cpu_to_le32(ext2fs_le32_to_cpu(h->rh_live) - 1);
+	h->rh_tombstones = ext2fs_cpu_to_le32(
+		ext2fs_le32_to_cpu(h->rh_tombstones) + 1);
+	hdr_csum(blk0);
+	return odf_file_pwrite(v->fs, ino, 0, blk0, ODF_BLOCK_SIZE);
 }
