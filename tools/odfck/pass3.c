@@ -337,27 +337,76 @@ static int add_rec(struct odfck_ctx *ctx, struct mvec *m,
 	return 0;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	const __u64 *a = x, *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 :
+	       a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* Live forward records sorted by union inode: pairs (uino, index). */
+static __u64 (*by_uino(struct mvec *f, size_t *n))[2]
+{
+	__u64 (*u)[2] = malloc((f->n ? f->n : 1) * sizeof(*u));
+	size_t i;
+
+	*n = 0;
+	if (!u)
+		return NULL;
+	for (i = 0; i < f->n; i++)
+		if (!f->dead[i]) {
+			u[*n][0] = ruino(&f->r[i]);
+			u[*n][1] = i;
+			(*n)++;
+		}
+	qsort(u, *n, sizeof(*u), cmp_u64);
+	return u;
+}
+
+/* First position of uino in a by_uino() array (or n). */
+static size_t uino_lower_bound(__u64 (*u)[2], size_t n, __u64 uino)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (u[mid][0] < uino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Reverse records whose forward partner is gone or disagrees. */
 static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 {
 	struct problem_context pc;
-	size_t i, j, nlive, nf = f->n, *idx = sorted(f, &nlive);
+	size_t i, j, nlive, nu, *idx = sorted(f, &nlive);
+	__u64 (*u)[2] = by_uino(f, &nu);
+	int st = 0;
 
-	if (!idx)
-		return FSCK_ERROR;
+	if (!idx || !u) {
+		st = FSCK_ERROR;
+		goto out;
+	}
 	for (i = 0; i < r->n; i++) {
 		const struct odf_map_rec *rv = &r->r[i];
-		__u64 u = ruino(rv);
-		long k;
+		__u64 uino = ruino(rv);
+		size_t first = uino_lower_bound(u, nu, uino);
+		long k, copied = -1;
+		int owned = 0;
 
 		if (r->dead[i])
 			continue;
 		k = find(f, idx, nlive, tbranch(rv), tino(rv));
 		memset(&pc, 0, sizeof(pc));
-		pc.ino = u;
+		pc.ino = uino;
 		pc.num = tbranch(rv);
 		pc.num2 = tino(rv);
-		if (k >= 0 && ruino(&f->r[k]) == u)
+		if (k >= 0 && ruino(&f->r[k]) == uino)
 			continue;
 		if (k >= 0) {
 			pc.ino2 = ruino(&f->r[k]);
@@ -367,16 +416,19 @@ static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 			}
 			continue;
 		}
-		/* the number has an owner elsewhere: pass E fixes this */
-		for (j = 0; j < nf; j++)
-			if (!f->dead[j] && ruino(&f->r[j]) == u &&
-			    (f->r[j].mr_kind == ODF_MK_UPPER ||
-			     f->r[j].mr_kind == ODF_MK_BIGINO))
-				break;
-		if (j < nf)
+		for (j = first; j < nu && u[j][0] == uino; j++) {
+			unsigned kind = f->r[u[j][1]].mr_kind;
+
+			if (kind == ODF_MK_UPPER || kind == ODF_MK_BIGINO)
+				owned = 1;
+			else if (kind == ODF_MK_COPIED && copied < 0)
+				copied = (long)u[j][1];
+		}
+		/* the number has an owner elsewhere: owners_to_rev fixes it */
+		if (owned)
 			continue;
-		if (!odf_uino_is_alloc(u) && u == odf_uino_det(tbranch(rv),
-							       tino(rv))) {
+		if (!odf_uino_is_alloc(uino) &&
+		    uino == odf_uino_det(tbranch(rv), tino(rv))) {
 			if (fix_problem(ctx, PR_3_REV_REDUNDANT, &pc)) {
 				r->dead[i] = 1;
 				r->dirty = 1;
@@ -390,32 +442,30 @@ static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 
 			/* origin: a COPIED record with this number, or the
 			 * lower object the deterministic number encodes */
-			for (j = 0; j < nf; j++)
-				if (!f->dead[j] && f->r[j].mr_kind ==
-				    ODF_MK_COPIED && ruino(&f->r[j]) == u) {
-					ob = rbranch(&f->r[j]);
-					oi = rkey(&f->r[j]);
-					break;
-				}
-			if (j == nf && !odf_uino_is_alloc(u) &&
-			    branch_known(ctx, odf_uino_branch(u))) {
-				ob = odf_uino_branch(u);
-				oi = u & ODF_UINO_LOW_MASK;
+			if (copied >= 0) {
+				ob = rbranch(&f->r[copied]);
+				oi = rkey(&f->r[copied]);
+			} else if (!odf_uino_is_alloc(uino) &&
+				   branch_known(ctx, odf_uino_branch(uino))) {
+				ob = odf_uino_branch(uino);
+				oi = uino & ODF_UINO_LOW_MASK;
 			}
-			if (ob || !odf_uino_is_alloc(u))
+			if (ob || !odf_uino_is_alloc(uino))
 				odf_map_rec_init(&n, ODF_MK_UPPER, tbranch(rv),
-						 tino(rv), u, ob, oi);
+						 tino(rv), uino, ob, oi);
 			else
 				odf_map_rec_init(&n, ODF_MK_BIGINO, tbranch(rv),
-						 tino(rv), u, 0, 0);
+						 tino(rv), uino, 0, 0);
 			if (add_rec(ctx, f, &n)) {
-				free(idx);
-				return FSCK_ERROR;
+				st = FSCK_ERROR;
+				goto out;
 			}
 		}
 	}
+out:
 	free(idx);
-	return 0;
+	free(u);
+	return st;
 }
 
 /* Every COPIED record needs the UPPER record of its copy. */
@@ -502,13 +552,6 @@ static int upper_to_copied(struct odfck_ctx *ctx, struct mvec *f)
 	return 0;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-	const __u64 *a = x, *b = y;
-
-	return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 :
-	       a[1] < b[1] ? -1 : a[1] > b[1];
-}
 
 /* Owners (UPPER and BIGINO records) and their reverse records. */
 static int owners_to_rev(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
