@@ -3,6 +3,7 @@
 #
 # Run every unit test of the ODF tools and summarise:
 #   libodf_test   round trips through tools/lib (check framework)
+#   run_headers.sh include/odf in userland and in the kernel (compile only)
 #   run_cli.sh    mkodf/odfck command-line behaviour
 #   run_cases.sh  odfck corruption cases (cases/*)
 # The last line is "SUITE-RESULT: unit <passed> <failed> <skipped>".
@@ -29,6 +30,7 @@ if ! e2fsck -V >/dev/null 2>&1; then
 	echo "ok - unit tests # SKIP e2fsck (e2fsprogs) is not installed" | tee -a "$LOG"
 else
 	run libodf "$HERE/libodf_test"
+	run headers "$HERE/run_headers.sh"
 	run cli "$HERE/run_cli.sh"
 	run cases "$HERE/run_cases.sh"
 fi
