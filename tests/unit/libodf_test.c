@@ -223,6 +223,38 @@ START_TEST(test_node_codec)
 }
 END_TEST
 
+START_TEST(test_intent_codec)
+{
+	unsigned char buf[ODF_INTENT_BUF_MAX];
+	const char *src, *dst;
+	size_t len, sl, dl;
+	unsigned op;
+	__u64 seq;
+
+	len = odf_intent_encode(buf, ODF_INTENT_RENAME_DIR, 42, 1, "/a/old",
+				"/b/new");
+	ck_assert_uint_eq(len, sizeof(struct odf_intent) + 12);
+	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
+					   &dst, &dl), ODF_GOOD);
+	ck_assert_uint_eq(op, ODF_INTENT_RENAME_DIR);
+	ck_assert_uint_eq(seq, 42);
+	ck_assert(sl == 6 && !memcmp(src, "/a/old", 6));
+	ck_assert(dl == 6 && !memcmp(dst, "/b/new", 6));
+	ck_assert_int_eq(odf_intent_decode(buf, len - 1, &op, &seq, &src, &sl,
+					   &dst, &dl), ODF_BAD_SIZE);
+	buf[len - 1] ^= 1;
+	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
+					   &dst, &dl), ODF_BAD_CSUM);
+	len = odf_intent_encode(buf, 9, 42, 1, "/a", "/b");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
+					   &dst, &dl), ODF_BAD_FIELD);
+	len = odf_intent_encode(buf, ODF_INTENT_RENAME_DIR, 42, 1, "/a/..",
+				"/b");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
+					   &dst, &dl), ODF_BAD_FIELD);
+}
+END_TEST
+
 START_TEST(test_rd_nslots)
 {
 	ck_assert_uint_eq(odf_rd_nslots(1), 1);
@@ -416,6 +448,15 @@ START_TEST(test_vol_namespace)
 	ck_assert_int_eq(odf_ns_mark_dir(v, "/a", ODF_NODE_OPAQUE, NULL), 0);
 	ck_assert_int_eq(odf_ns_lookup(v, "/a", &ino), 0);
 	ck_assert(odf_is_dir(v->fs, ino));
+	/* an intent is kept by odfck; a finished one is gone */
+	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME_DIR, 5, "/p",
+					"/q"), 0);
+	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME_DIR, 6, "/r",
+					"/s"), 0);
+	ck_assert_int_eq(odf_intent_done(v, 6), 0);
+	ck_assert_int_eq(odf_list_dir(v->fs, v->ino_reclaim, &ents, &n), 0);
+	ck_assert_uint_eq(n, 2);	/* the subtree and intent 5 */
+	free(ents);
 	ck_assert_int_eq(odf_vol_close(v), 0);
 	/* the reclaim entry is pending work: odfck -n reports it */
 	ck_assert_int_eq(odfck_status("ns"), 4);
@@ -568,6 +609,7 @@ int main(void)
 	ADD(s, test_uino);
 	ADD(s, test_map_codec);
 	ADD(s, test_node_codec);
+	ADD(s, test_intent_codec);
 	ADD(s, test_rd_nslots);
 	ADD(s, test_vol_layout);
 	ADD(s, test_vol_branches);

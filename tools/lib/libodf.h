@@ -223,6 +223,12 @@ errcode_t odf_rd_seek(struct odf_vol *v, __u64 dir_ino, __u32 ordinal,
 		      struct odf_rd_entry *out, int *eod);
 errcode_t odf_rd_end(struct odf_vol *v, __u64 dir_ino, __u32 *end);
 
+/* intents in /reclaim: written completely under a temporary name, then
+ * renamed into place, so a visible intent is always whole */
+errcode_t odf_intent_add(struct odf_vol *v, unsigned op, __u64 seq,
+			 const char *src, const char *dst);
+errcode_t odf_intent_done(struct odf_vol *v, __u64 seq);
+
 /* layout */
 errcode_t odf_layout_create(struct odf_vol *v, const struct odf_super *sb);
 errcode_t odf_random_bytes(void *buf, size_t len);

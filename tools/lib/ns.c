@@ -234,3 +234,46 @@ errcode_t odf_ns_mark_dir(struct odf_vol *v, const char *path,
 		return odf_node_clear(v->fs, ino);
 	return odf_node_set(v->fs, ino, type, time(NULL), redirect);
 }
+
+static void intent_name(char *buf, size_t n, __u64 seq)
+{
+	snprintf(buf, n, "%s%016llx", ODF_INTENT_PREFIX,
+		 (unsigned long long)seq);
+}
+
+errcode_t odf_intent_add(struct odf_vol *v, unsigned op, __u64 seq,
+			 const char *src, const char *dst)
+{
+	unsigned char *buf;
+	char name[40], tmp[48];
+	ext2_ino_t ino;
+	size_t len;
+	errcode_t err;
+
+	if (!v->ino_reclaim)
+		return EXT2_ET_FILE_NOT_FOUND;
+	buf = malloc(ODF_INTENT_BUF_MAX);
+	if (!buf)
+		return ENOMEM;
+	len = odf_intent_encode(buf, op, seq, time(NULL), src, dst);
+	intent_name(name, sizeof(name), seq);
+	/* a damaged intent is deleted by odfck, so a torn write is
+	 * harmless, but a whole file under its final name is simpler */
+	snprintf(tmp, sizeof(tmp), "%llu.tmp", (unsigned long long)seq);
+	err = odf_file_create(v->fs, v->ino_reclaim, tmp, &ino);
+	if (!err)
+		err = odf_file_pwrite(v->fs, ino, 0, buf, len);
+	if (!err)
+		err = odf_rename(v->fs, v->ino_reclaim, tmp, v->ino_reclaim,
+				 name);
+	free(buf);
+	return err;
+}
+
+errcode_t odf_intent_done(struct odf_vol *v, __u64 seq)
+{
+	char name[40];
+
+	intent_name(name, sizeof(name), seq);
+	return odf_remove(v->fs, v->ino_reclaim, name);
+}
