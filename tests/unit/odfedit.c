@@ -636,6 +636,51 @@ int main(int argc, char **argv)
 				     argv[1], argv[2]);
 		if (err)
 			die(err, "adding an intent");
+	} else if (!strcmp(cmd, "populate")) {
+		/* N whiteouts in N/100 directories, N copy-ups, one
+		 * directory of N entries: a volume to time odfck on */
+		struct odf_map f, rv;
+		struct odf_map_rec r;
+		struct odf_rd_entry *ents;
+		__u64 i, n;
+		char path[64];
+
+		need(argc + 3, 4, "populate N");
+		n = num(argv[0]);
+		err = odf_map_open(v, ODF_MAP_FORWARD, &f);
+		if (!err)
+			err = odf_map_open(v, ODF_MAP_REVERSE, &rv);
+		for (i = 0; !err && i < n; i++) {
+			__u64 u = odf_uino_det(2, i + 1);
+
+			snprintf(path, sizeof(path), "/d%llu/f%llu",
+				 (unsigned long long)(i / 100),
+				 (unsigned long long)i);
+			err = odf_ns_whiteout(v, path);
+			odf_map_rec_init(&r, ODF_MK_UPPER, 1, 1000000 + i, u,
+					 2, i + 1);
+			if (!err)
+				err = odf_map_insert(&f, &r);
+			odf_map_rec_init(&r, ODF_MK_REVERSE, 0, u, u, 1,
+					 1000000 + i);
+			if (!err)
+				err = odf_map_insert(&rv, &r);
+			odf_map_rec_init(&r, ODF_MK_COPIED, 2, i + 1, u, 1,
+					 1000000 + i);
+			if (!err)
+				err = odf_map_insert(&f, &r);
+		}
+		ents = calloc(n ? n : 1, sizeof(*ents));
+		for (i = 0; !err && i < n; i++) {
+			snprintf(path, sizeof(path), "entry-%llu",
+				 (unsigned long long)i);
+			rd_entry(&ents[i], path, odf_uino_det(1, i + 1));
+		}
+		if (!err)
+			err = odf_rd_build(v, 2, NULL, 0, ents, n);
+		free(ents);
+		if (err)
+			die(err, "populating");
 	} else if (!strcmp(cmd, "poke")) {
 		unsigned char bytes[4096];
 		size_t n, i;

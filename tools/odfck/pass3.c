@@ -104,7 +104,7 @@ static void scan_cb(void *priv, __u32 bucket, unsigned slot,
 		pc.num = bucket;
 		pc.num2 = slot;
 		pc.str2 = bad == ODF_BAD_CSUM ? "checksum mismatch" :
-			  "garbage record";
+			  "invalid record";
 		if (fix_problem(sc->ctx, PR_3_REC_BAD, &pc))
 			sc->m->dirty = 1;
 		return;
@@ -258,6 +258,26 @@ static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 			bad = kb;
 		else if (tb && !branch_known(ctx, tb))
 			bad = tb;
+		if (!bad && r->mr_kind == ODF_MK_UPPER && tb &&
+		    !odf_uino_is_alloc(ruino(r)) &&
+		    ruino(r) != odf_uino_det(tb, tino(r))) {
+			/* a copy keeps its origin's number: this origin
+			 * cannot be right, the number is kept */
+			memset(&pc, 0, sizeof(pc));
+			pc.num = tb;
+			pc.num2 = tino(r);
+			pc.num3 = kb;
+			pc.ino = ruino(r);
+			if (fix_problem(ctx, PR_3_ORIGIN_MISMATCH, &pc)) {
+				struct odf_map_rec *w = &m->r[i];
+
+				w->mr_tgt_branch = 0;
+				w->mr_tgt_ino = 0;
+				odf_map_rec_csum_set(w);
+				m->dirty = 1;
+			}
+			continue;
+		}
 		if (!bad)
 			continue;
 		if (r->mr_kind == ODF_MK_UPPER && bad == tb) {
@@ -329,6 +349,14 @@ static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 static int add_rec(struct odfck_ctx *ctx, struct mvec *m,
 		   const struct odf_map_rec *r)
 {
+	/* odfck never writes a record it would reject on the next run */
+	if (odf_map_rec_verify(r, m->kind) != ODF_GOOD) {
+		fprintf(stderr, "%s: internal error: refusing to write an "
+			"invalid map record (kind %u, key %u/%llu)\n",
+			ctx->prog, r->mr_kind, rbranch(r),
+			(unsigned long long)rkey(r));
+		return FSCK_ERROR;
+	}
 	if (push(m, r, 0)) {
 		odfck_com_err(ctx, EXT2_ET_NO_MEMORY, "repairing a map");
 		return FSCK_ERROR;
@@ -500,6 +528,19 @@ static int copied_to_upper(struct odfck_ctx *ctx, struct mvec *f)
 					return FSCK_ERROR;
 				}
 				c = &f->r[i];	/* push may move the array */
+			}
+			continue;
+		}
+		/* the target must be an upper copy whose number this
+		 * lower object can carry (its origin is this object) */
+		if (f->r[k].mr_kind != ODF_MK_UPPER ||
+		    (ruino(&f->r[k]) != ruino(c) &&
+		     (tbranch(&f->r[k]) != rbranch(c) ||
+		      tino(&f->r[k]) != rkey(c)))) {
+			pc.ino2 = ruino(&f->r[k]);
+			if (fix_problem(ctx, PR_3_COPY_BAD_TARGET, &pc)) {
+				f->dead[i] = 1;
+				f->dirty = 1;
 			}
 			continue;
 		}

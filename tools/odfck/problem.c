@@ -147,6 +147,12 @@ static const struct odf_problem table[] = {
 	{ PR_3_ORIGIN_NO_BRANCH, "upper copy (branch %K) of union inode %X "
 	  "names its origin (branch %N, ino %M), but branch %N is not in the "
 	  "branch table.", PROMPT_CLEAR, PR_PREEN_OK },
+	{ PR_3_ORIGIN_MISMATCH, "upper copy (branch %K) of union inode %X "
+	  "names origin (branch %N, ino %M), which would have another "
+	  "number.", PROMPT_CLEAR, PR_PREEN_OK },
+	{ PR_3_COPY_BAD_TARGET, "lower object (branch %N, ino %M) claims a "
+	  "copy on branch %K that is not its upper copy (union inode %Y).",
+	  PROMPT_CLEAR, PR_PREEN_OK },
 	{ PR_3_COPIED_MISSING, "lower object (branch %N, ino %M) was copied "
 	  "up to branch %K as union inode %X but has no forward record.",
 	  PROMPT_RECONCILE, PR_PREEN_OK },

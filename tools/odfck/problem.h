@@ -90,6 +90,8 @@ enum {
 #define PR_3_MAP_SIZE		0x3012
 #define PR_3_COPIED_MISSING	0x3013
 #define PR_3_ORIGIN_NO_BRANCH	0x3014
+#define PR_3_ORIGIN_MISMATCH	0x3015
+#define PR_3_COPY_BAD_TARGET	0x3016
 
 /* Pass 4: readdir state */
 #define PR_4_BAD_NAME		0x4001
