@@ -82,6 +82,10 @@ static void sb_set(struct odf_super *sb, const char *field, __u64 val)
 	F32(feature_ro_compat) F32(feature_incompat) F32(mnt_count)
 	F64(next_ino) F16(next_branch_id) F32(error_count) F32(hdr_size)
 	F32(pad0)
+	if (!strcmp(field, "label_fill")) {	/* unterminated label */
+		memset(sb->s_label, (int)val, sizeof(sb->s_label));
+		return;
+	}
 	if (!strcmp(field, "reserved0")) {
 		sb->s_reserved[0] = ext2fs_cpu_to_le64(val);
 		return;

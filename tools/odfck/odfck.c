@@ -34,6 +34,7 @@ static void usage(FILE *f, const char *prog)
 "  -v     verbose: show the e2fsck output even when clean\n"
 "  -V     print the version and exit\n"
 "  --help this text\n"
+"  --list-problems  every problem odfck knows, with its code\n"
 "\n"
 "Exit status: 0 no errors, 1 errors corrected, 2 reboot needed,\n"
 "4 errors left uncorrected, 8 operational error, 16 usage error,\n"
@@ -165,6 +166,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "list-problems", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct odfck_ctx ctx;
@@ -208,6 +210,9 @@ int main(int argc, char **argv)
 			exit(FSCK_OK);
 		case 'h':
 			usage(stdout, ctx.prog);
+			exit(FSCK_OK);
+		case 'L':
+			problem_table_list(stdout);
 			exit(FSCK_OK);
 		default:
 			usage(stderr, ctx.prog);

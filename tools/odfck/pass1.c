@@ -54,9 +54,27 @@ static int check_header(struct odfck_ctx *ctx)
 	if (pv != ODF_GOOD) {
 		pc.str = odf_bad_str(pv);
 		if (bv != ODF_GOOD) {
-			pc.str2 = odf_bad_str(bv);
-			fix_problem(ctx, PR_1_SB_BOTH_BAD, &pc);
-			return FSCK_ERROR;
+			/* both damaged: a copy whose only fault is its
+			 * checksum can still be trusted by a human (-y) */
+			struct odf_super t = ctx->sb;
+
+			odf_sb_csum_set(&t);
+			pc.str2 = "primary";
+			if (odf_sb_verify(&t) != ODF_GOOD) {
+				t = backup;
+				odf_sb_csum_set(&t);
+				pc.str2 = "backup";
+			}
+			if (odf_sb_verify(&t) != ODF_GOOD) {
+				pc.str2 = odf_bad_str(bv);
+				fix_problem(ctx, PR_1_SB_BOTH_BAD, &pc);
+				return FSCK_ERROR;
+			}
+			if (fix_problem(ctx, PR_1_SB_CSUM_ONLY, &pc))
+				ctx->sb_dirty = ctx->backup_dirty = 1;
+			ctx->sb = t;
+			ctx->check_forced = 1;
+			goto features;
 		}
 		/* with -n, go on with the backup in memory */
 		if (fix_problem(ctx, PR_1_SB_BAD, &pc))
@@ -71,6 +89,7 @@ static int check_header(struct odfck_ctx *ctx)
 		ctx->check_forced = 1;
 	}
 
+features:
 	memset(&pc, 0, sizeof(pc));
 	pc.num = ext2fs_le32_to_cpu(ctx->sb.s_feature_incompat) &
 		 ~ODF_FEATURE_INCOMPAT_SUPP;

@@ -58,6 +58,9 @@ static const struct odf_problem table[] = {
 	  "good.", PROMPT_RESTORE, PR_PREEN_OK },
 	{ PR_1_SB_BOTH_BAD, "ODF superblock is damaged (%S) and so is its "
 	  "backup (%T): cannot go on", PROMPT_NONE, PR_FATAL },
+	{ PR_1_SB_CSUM_ONLY, "both ODF superblock copies are damaged (%S); "
+	  "the fields of the %T copy are sane, only its checksum is wrong.",
+	  PROMPT_FIX, 0 },
 	{ PR_1_BACKUP_BAD, "backup ODF superblock is damaged or stale (%S).",
 	  PROMPT_FIX, PR_PREEN_OK },
 	{ PR_1_VERSION, "ODF format version %N is not supported by this "
@@ -274,6 +277,14 @@ int fix_problem(struct odfck_ctx *ctx, int code, struct problem_context *pc)
 			ctx->prog, code);
 		exit(FSCK_ERROR);
 	}
+	if (getenv("ODFCK_PROBLEM_LOG")) {	/* test coverage of the table */
+		FILE *log = fopen(getenv("ODFCK_PROBLEM_LOG"), "a");
+
+		if (log) {
+			fprintf(log, "0x%04x\n", code);
+			fclose(log);
+		}
+	}
 	if (ctx->mode == MODE_PREEN)
 		printf("%s: ", ctx->dev);
 	expand(stdout, p->msg, pc);
@@ -322,6 +333,22 @@ int fix_problem(struct odfck_ctx *ctx, int code, struct problem_context *pc)
 	else
 		ctx->unfixed++;
 	return answer;
+}
+
+/* odfck --list-problems: the table, for documentation and tests. */
+void problem_table_list(FILE *f)
+{
+	const struct odf_problem *p;
+
+	for (p = table; p->msg; p++) {
+		fprintf(f, "0x%04x\t%s\t", p->code,
+			p->flags & PR_FATAL ? "fatal" :
+			p->flags & PR_NOTICE ? "notice" :
+			p->flags & PR_PREEN_OK ? "preen" : "ask");
+		expand(f, p->msg, NULL);
+		fprintf(f, "%s%s\n", p->prompt ? "  " : "",
+			p->prompt ? prompts[p->prompt] : "");
+	}
 }
 
 /* Every code used must be in the table exactly once (unit-tested). */

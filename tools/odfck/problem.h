@@ -7,6 +7,7 @@
 #ifndef _ODFCK_PROBLEM_H
 #define _ODFCK_PROBLEM_H
 
+#include <stdio.h>
 #include <linux/types.h>
 
 struct problem_context {
@@ -56,6 +57,7 @@ enum {
 #define PR_1_NS_MISSING		0x1014
 #define PR_1_SB_SIZE		0x1015
 #define PR_1_RESERVED		0x1016
+#define PR_1_SB_CSUM_ONLY	0x1017
 
 /* Pass 2: namespace */
 #define PR_2_BAD_TYPE		0x2001
@@ -108,5 +110,6 @@ struct odfck_ctx;
 int fix_problem(struct odfck_ctx *ctx, int code,
 		struct problem_context *pctx);
 void problem_table_selftest(void);
+void problem_table_list(FILE *f);
 
 #endif
