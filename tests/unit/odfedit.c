@@ -474,7 +474,7 @@ int main(int argc, char **argv)
 			die(err, "inserting a record");
 	} else if (!strcmp(cmd, "map-del")) {
 		struct odf_map m;
-		int found;
+		int found = 0;
 
 		need(argc + 3, 6, "map-del fwd|rev KB KI");
 		err = odf_map_open(v, map_kind(argv[0]), &m);
