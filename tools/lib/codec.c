@@ -285,8 +285,9 @@ int odf_map_rec_verify(const struct odf_map_rec *r, int kind)
 		return ODF_BAD_CSUM;
 	if (ext2fs_le16_to_cpu(r->mr_handle_bytes) > ODF_HANDLE_MAX)
 		return ODF_BAD_FIELD;
-	if (u == 0 || (u >> 63))
-		return ODF_BAD_FIELD;
+	if (u == 0 || (u >> 63) ||
+	    (odf_uino_is_alloc(u) && u < ODF_UINO_ALLOC_FIRST))
+		return ODF_BAD_FIELD;	/* 1..15 are reserved (2: root) */
 	if (kind == ODF_MAP_REVERSE) {
 		if (k != ODF_MK_REVERSE || kb != 0 || key != u)
 			return ODF_BAD_FIELD;

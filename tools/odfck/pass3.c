@@ -408,6 +408,82 @@ static size_t uino_lower_bound(__u64 (*u)[2], size_t n, __u64 uino)
 	return lo;
 }
 
+static int is_owner(const struct odf_map_rec *r)
+{
+	return r->mr_kind == ODF_MK_UPPER || r->mr_kind == ODF_MK_BIGINO;
+}
+
+/*
+ * A union inode has one owner.  When several records claim it, keep the
+ * one the rest of the maps agree with: the target of the reverse record
+ * first, then the copy a COPIED record points at; drop the others.
+ */
+static int resolve_owner_dups(struct odfck_ctx *ctx, struct mvec *f,
+			      struct mvec *r)
+{
+	struct problem_context pc;
+	size_t nu, i, j, g, end, rl, rn;
+	__u64 (*u)[2] = by_uino(f, &nu);
+	__u64 (*rv)[2] = by_uino(r, &rn);
+	int st = 0;
+
+	if (!u || !rv) {
+		st = FSCK_ERROR;
+		goto out;
+	}
+	for (g = 0; g < nu; g = end) {
+		long best = -1;
+		int best_score = -1, owners = 0;
+
+		for (end = g; end < nu && u[end][0] == u[g][0]; end++)
+			owners += is_owner(&f->r[u[end][1]]);
+		if (owners < 2)
+			continue;
+		rl = uino_lower_bound(rv, rn, u[g][0]);
+		for (i = g; i < end; i++) {
+			const struct odf_map_rec *o = &f->r[u[i][1]];
+			int score = 0;
+
+			if (!is_owner(o))
+				continue;
+			if (rl < rn && rv[rl][0] == u[g][0] &&
+			    tbranch(&r->r[rv[rl][1]]) == rbranch(o) &&
+			    tino(&r->r[rv[rl][1]]) == rkey(o))
+				score += 2;
+			for (j = g; j < end; j++) {
+				const struct odf_map_rec *c = &f->r[u[j][1]];
+
+				if (c->mr_kind == ODF_MK_COPIED &&
+				    tbranch(c) == rbranch(o) &&
+				    tino(c) == rkey(o))
+					score += 1;
+			}
+			if (score > best_score) {
+				best_score = score;
+				best = (long)u[i][1];
+			}
+		}
+		for (i = g; i < end; i++) {
+			const struct odf_map_rec *o = &f->r[u[i][1]];
+
+			if (!is_owner(o) || (long)u[i][1] == best)
+				continue;
+			memset(&pc, 0, sizeof(pc));
+			pc.ino = u[g][0];
+			pc.num = rbranch(o);
+			pc.num2 = rkey(o);
+			if (fix_problem(ctx, PR_3_UINO_DUP, &pc)) {
+				f->dead[u[i][1]] = 1;
+				f->dirty = 1;
+			}
+		}
+	}
+out:
+	free(u);
+	free(rv);
+	return st;
+}
+
 /* Reverse records whose forward partner is gone or disagrees. */
 static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 {
@@ -496,6 +572,19 @@ out:
 	return st;
 }
 
+/* Does a live owner (UPPER or BIGINO) hold this union inode? */
+static int owned_by_other(struct mvec *f, __u64 uino)
+{
+	size_t i;
+
+	/* rare path (a COPIED record without its copy): a scan is fine */
+	for (i = 0; i < f->n; i++)
+		if (!f->dead[i] && is_owner(&f->r[i]) &&
+		    ruino(&f->r[i]) == uino)
+			return 1;
+	return 0;
+}
+
 /* Every COPIED record needs the UPPER record of its copy. */
 static int copied_to_upper(struct odfck_ctx *ctx, struct mvec *f)
 {
@@ -516,6 +605,16 @@ static int copied_to_upper(struct odfck_ctx *ctx, struct mvec *f)
 		pc.num2 = rkey(c);
 		pc.num3 = tbranch(c);
 		pc.ino = ruino(c);
+		if (k < 0 && owned_by_other(f, ruino(c))) {
+			/* the number belongs to another object: this claim
+			 * of a copy is stale */
+			pc.ino2 = ruino(c);
+			if (fix_problem(ctx, PR_3_COPY_BAD_TARGET, &pc)) {
+				f->dead[i] = 1;
+				f->dirty = 1;
+			}
+			continue;
+		}
 		if (k < 0) {
 			if (fix_problem(ctx, PR_3_UPPER_MISSING, &pc)) {
 				struct odf_map_rec u;
@@ -615,20 +714,6 @@ static int owners_to_rev(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 			no++;
 		}
 	qsort(own, no, sizeof(*own), cmp_u64);
-	for (i = 1; i < no; i++) {
-		const struct odf_map_rec *o = &f->r[own[i][1]];
-
-		if (own[i][0] != own[i - 1][0] || f->dead[own[i - 1][1]])
-			continue;
-		memset(&pc, 0, sizeof(pc));
-		pc.ino = own[i][0];
-		pc.num = rbranch(o);
-		pc.num2 = rkey(o);
-		if (fix_problem(ctx, PR_3_UINO_DUP, &pc)) {
-			f->dead[own[i][1]] = 1;
-			f->dirty = 1;
-		}
-	}
 	for (i = 0; i < r->n; i++)
 		if (!r->dead[i]) {
 			rv[nr][0] = ruino(&r->r[i]);
@@ -820,7 +905,9 @@ int odfck_pass3(struct odfck_ctx *ctx)
 		goto out;
 	check_records(ctx, &f);
 	check_records(ctx, &r);
-	st = rev_to_fwd(ctx, &f, &r);
+	st = resolve_owner_dups(ctx, &f, &r);
+	if (!st)
+		st = rev_to_fwd(ctx, &f, &r);
 	if (!st)
 		st = copied_to_upper(ctx, &f);
 	if (!st)
