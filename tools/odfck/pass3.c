@@ -253,11 +253,14 @@ static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 		const struct odf_map_rec *r = &m->r[i];
 		unsigned kb = rbranch(r), tb = tbranch(r);
 		unsigned bad = 0;
+		int key_bad = 0;
 
-		if (m->kind == ODF_MAP_FORWARD && !branch_known(ctx, kb))
+		if (m->kind == ODF_MAP_FORWARD && !branch_known(ctx, kb)) {
 			bad = kb;
-		else if (tb && !branch_known(ctx, tb))
+			key_bad = 1;
+		} else if (tb && !branch_known(ctx, tb)) {
 			bad = tb;
+		}
 		if (!bad && r->mr_kind == ODF_MK_UPPER && tb &&
 		    !odf_uino_is_alloc(ruino(r)) &&
 		    ruino(r) != odf_uino_det(tb, tino(r))) {
@@ -280,7 +283,7 @@ static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 		}
 		if (!bad)
 			continue;
-		if (r->mr_kind == ODF_MK_UPPER && bad == tb) {
+		if (!key_bad && r->mr_kind == ODF_MK_UPPER) {
 			/* the copy lives on: only its origin is gone */
 			memset(&pc, 0, sizeof(pc));
 			pc.num = tb;
