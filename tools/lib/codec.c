@@ -175,6 +175,8 @@ int odf_branch_verify(const struct odf_branch *b)
 	if (!str_terminated(b->b_fstype, sizeof(b->b_fstype)) ||
 	    !str_terminated(b->b_path, sizeof(b->b_path)))
 		return ODF_BAD_FIELD;
+	if (b->b_pad0 || !all_zero(b->b_reserved, sizeof(b->b_reserved)))
+		return ODF_BAD_FIELD;
 	return ODF_GOOD;
 }
 
@@ -237,7 +239,8 @@ int odf_map_hdr_verify(const struct odf_map_header *h, int kind)
 	    ext2fs_le32_to_cpu(h->mh_rec_size) != ODF_MAP_REC_SIZE ||
 	    ext2fs_le32_to_cpu(h->mh_bucket_size) != ODF_BLOCK_SIZE ||
 	    !is_pow2(nb) || nb < ODF_MAP_MIN_BUCKETS ||
-	    nb > ODF_MAP_MAX_BUCKETS)
+	    nb > ODF_MAP_MAX_BUCKETS || h->mh_pad0 ||
+	    !all_zero(h->mh_reserved, sizeof(h->mh_reserved)))
 		return ODF_BAD_FIELD;
 	return ODF_GOOD;
 }
@@ -283,7 +286,11 @@ int odf_map_rec_verify(const struct odf_map_rec *r, int kind)
 	if (csum_bad(r, sizeof(*r), offsetof(struct odf_map_rec, mr_crc),
 		     r->mr_crc))
 		return ODF_BAD_CSUM;
-	if (ext2fs_le16_to_cpu(r->mr_handle_bytes) > ODF_HANDLE_MAX)
+	if (ext2fs_le16_to_cpu(r->mr_handle_bytes) > ODF_HANDLE_MAX ||
+	    !all_zero(r->mr_reserved, sizeof(r->mr_reserved)) ||
+	    (ext2fs_le32_to_cpu(r->mr_flags) & ~ODF_MREC_HAVE_HANDLE) ||
+	    (!(ext2fs_le32_to_cpu(r->mr_flags) & ODF_MREC_HAVE_HANDLE) &&
+	     r->mr_handle_bytes))
 		return ODF_BAD_FIELD;
 	if (u == 0 || (u >> 63) ||
 	    (odf_uino_is_alloc(u) && u < ODF_UINO_ALLOC_FIRST))
@@ -611,6 +618,8 @@ int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 		RD_FAIL(info, ODF_BAD_FIELD, "garbage after the stamps");
 	if (ext2fs_le32_to_cpu(h.rh_flags) & ~ODF_RD_COMPLETE)
 		RD_FAIL(info, ODF_BAD_FIELD, "unknown header flags");
+	if (h.rh_pad0 || !all_zero(h.rh_reserved, sizeof(h.rh_reserved)))
+		RD_FAIL(info, ODF_BAD_FIELD, "reserved header fields in use");
 	if (ext2fs_le32_to_cpu(h.rh_index_start) != 1 || !is_pow2(nb) ||
 	    nb > (1U << 20) || rec_start != 1 + nb)
 		RD_FAIL(info, ODF_BAD_FIELD, "bad index geometry");
