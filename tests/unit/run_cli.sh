@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Command-line behaviour of mkodf and odfck: what an administrator and
+# fsck(8)/mkfs(8) rely on.  One TAP line per test.
+#
+set -u
+TOPDIR=${TOPDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+MKODF=$TOPDIR/tools/mkodf/mkodf
+ODFCK=$TOPDIR/tools/odfck/odfck
+E=$TOPDIR/tests/unit/odfedit
+T=$(mktemp -d /tmp/odf-cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+pass() { echo "ok - $1"; }
+fail() { echo "not ok - $1"; shift; printf '# %s\n' "$@"; }
+
+# expect_rc NAME RC CMD...: run CMD, require exit status RC
+expect_rc() {
+	local name=$1 want=$2 rc
+	shift 2
+	"$@" >"$T/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ]; then
+		pass "$name"
+	else
+		fail "$name" "exit status $rc, expected $want: $*" \
+			"$(head -c 2000 "$T/out")"
+	fi
+}
+
+# expect_out NAME REGEX: the last command's output matches
+expect_out() {
+	if grep -qE -- "$2" "$T/out"; then
+		pass "$1"
+	else
+		fail "$1" "output lacks /$2/:" "$(head -c 2000 "$T/out")"
+	fi
+}
+
+IMG=$T/a.img
+
+# --- mkodf: a fresh volume --------------------------------------------
+expect_rc "mkodf creates an image of the given size" 0 \
+	"$MKODF" -q "$IMG" 64M
+if [ "$(stat -c %s "$IMG")" = 67108864 ]; then
+	pass "mkodf image has the requested size"
+else
+	fail "mkodf image has the requested size" "$(stat -c %s "$IMG")"
+fi
+expect_rc "fresh volume passes e2fsck -fn" 0 e2fsck -fn "$IMG"
+expect_rc "fresh volume passes odfck -fn" 0 "$ODFCK" -fn "$IMG"
+expect_rc "fresh volume passes odfck -fp" 0 "$ODFCK" -fp "$IMG"
+expect_rc "clean volume: odfck -p is quick" 0 "$ODFCK" -p "$IMG"
+expect_out "clean volume: odfck -p says clean" "a.img: clean, 0 branches"
+expect_rc "fresh volume has a journal" 0 \
+	sh -c "dumpe2fs -h '$IMG' 2>/dev/null | grep -q has_journal"
+expect_rc "fresh volume has the spec layout" 0 \
+	sh -c "debugfs -R 'ls -p /' '$IMG' 2>/dev/null | grep -q '/superblock/' &&
+	       debugfs -R 'ls -p /imap' '$IMG' 2>/dev/null | grep -q '/forward/' &&
+	       debugfs -R 'ls -p /imap' '$IMG' 2>/dev/null | grep -q '/reverse/' &&
+	       debugfs -R 'stat /ns' '$IMG' 2>/dev/null | grep -q 'Type: directory' &&
+	       debugfs -R 'stat /readdir' '$IMG' 2>/dev/null | grep -q 'Type: directory' &&
+	       debugfs -R 'stat /reclaim' '$IMG' 2>/dev/null | grep -q 'Type: directory'"
+
+# --- refusing to overwrite ----------------------------------------------
+expect_rc "mkodf refuses an existing ODF without -f" 1 "$MKODF" -q "$IMG"
+expect_out "mkodf names the ODF it found" "contains an ODF volume"
+rm -f "$T/e.img"
+truncate -s 32M "$T/e.img"
+mke2fs -q -F -t ext4 "$T/e.img" >/dev/null 2>&1
+expect_rc "mkodf refuses an existing ext4 without -f" 1 "$MKODF" -q "$T/e.img"
+expect_out "mkodf names the ext4 it found" "contains an ext2/ext3/ext4 file system"
+expect_out "mkodf suggests -f" "Use -f to overwrite"
+expect_rc "mkodf -f overwrites ext4" 0 "$MKODF" -q -f "$T/e.img"
+expect_rc "overwritten volume passes odfck -fn" 0 "$ODFCK" -fn "$T/e.img"
+rm -f "$T/x.img"
+truncate -s 32M "$T/x.img"
+printf 'XFSB' | dd of="$T/x.img" conv=notrunc status=none
+expect_rc "mkodf refuses an XFS signature without -f" 1 "$MKODF" -q "$T/x.img"
+expect_rc "mkodf -f wipes the XFS signature" 0 \
+	sh -c "'$MKODF' -q -f '$T/x.img' && ! head -c 4 '$T/x.img' | grep -q XFSB"
+
+# --- -L -U -N -b -n ------------------------------------------------------
+rm -f "$IMG"
+expect_rc "mkodf -L -U -N -b" 0 "$MKODF" -q -L "union-meta" \
+	-U 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 -N 5000 -b 2048 "$IMG" 48M
+"$E" "$IMG" dump >"$T/out" 2>&1
+expect_out "-L sets the ODF label" 'label "union-meta"'
+dumpe2fs -h "$IMG" >"$T/out" 2>/dev/null
+expect_out "-U sets the volume UUID" "UUID: +0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+expect_out "-L sets the ext4 volume name" "volume name: +union-meta"
+expect_out "-b sets the block size" "Block size: +2048"
+inodes=$(awk -F: '/^Inode count/ {print $2+0}' "$T/out")
+if [ "${inodes:-0}" -ge 5000 ] && [ "$inodes" -lt 6000 ]; then
+	pass "-N sets the inode count"
+else
+	fail "-N sets the inode count" "got ${inodes:-none}"
+fi
+od -An -tx1 -j 32 -N 16 <(debugfs -R "cat /superblock" "$IMG" 2>/dev/null) \
+	| tr -d ' \n' >"$T/out"
+expect_out "-U sets the ODF superblock UUID" "^0f1e2d3c4b5a69788796a5b4c3d2e1f0$"
+cp "$IMG" "$T/before.img"
+expect_rc "mkodf -n -f exits 0" 0 "$MKODF" -n -f -L other "$IMG"
+expect_out "mkodf -n shows the plan" "nothing written"
+expect_rc "mkodf -n writes nothing" 0 cmp -s "$IMG" "$T/before.img"
+expect_rc "mkodf -n does not create a missing image" 0 \
+	sh -c "'$MKODF' -n '$T/none.img' 64M >/dev/null && [ ! -e '$T/none.img' ]"
+truncate -s 16M "$T/small.img"
+expect_rc "mkodf extends an image file to the given size" 0 \
+	sh -c "'$MKODF' -q '$T/small.img' 40M && [ \$(stat -c %s '$T/small.img') = 41943040 ]"
+
+# --- bad arguments: usage and mke2fs/e2fsck exit codes -------------------
+expect_rc "mkodf without a device: usage, exit 1" 1 "$MKODF"
+expect_out "mkodf prints usage" "^Usage: mkodf"
+expect_rc "mkodf unknown option: exit 1" 1 "$MKODF" -Z "$IMG"
+expect_rc "mkodf bad block size: exit 1" 1 "$MKODF" -b 3000 "$T/b.img" 64M
+expect_rc "mkodf bad size: exit 1" 1 "$MKODF" "$T/b.img" 64Q
+expect_rc "mkodf too small: exit 1" 1 "$MKODF" "$T/b.img" 1M
+expect_rc "mkodf bad UUID: exit 1" 1 "$MKODF" -U nonsense "$T/b.img" 64M
+expect_rc "mkodf bad -N: exit 1" 1 "$MKODF" -N -5 "$T/b.img" 64M
+expect_rc "mkodf label too long: exit 1" 1 "$MKODF" \
+	-L "$(printf '%070d' 0)" "$T/b.img" 64M
+expect_rc "mkodf missing image without size: exit 1" 1 "$MKODF" "$T/nope.img"
+expect_rc "mkodf --help: exit 0" 0 "$MKODF" --help
+expect_out "mkodf --help lists -L" "-L label"
+expect_rc "mkodf -V: exit 0" 0 "$MKODF" -V
+expect_out "mkodf -V prints the version" "^mkodf [0-9]"
+expect_rc "odfck without a device: exit 16" 16 "$ODFCK"
+expect_out "odfck prints usage" "^Usage: odfck"
+expect_rc "odfck unknown option: exit 16" 16 "$ODFCK" -Z "$IMG"
+expect_rc "odfck -n with -y: exit 16" 16 "$ODFCK" -n -y "$IMG"
+expect_rc "odfck two devices: exit 16" 16 "$ODFCK" -n "$IMG" "$IMG"
+expect_rc "odfck --help: exit 0" 0 "$ODFCK" --help
+expect_rc "odfck -V: exit 0" 0 "$ODFCK" -V
+expect_rc "odfck interactive without a terminal: exit 8" 8 \
+	sh -c "'$ODFCK' '$IMG' </dev/null"
+expect_rc "odfck on a missing device: exit 8" 8 "$ODFCK" -n "$T/nope.img"
+
+mke2fs -q -F -t ext4 "$T/plain.img" 32M >/dev/null 2>&1
+expect_rc "odfck on ext4 without ODF: exit 8" 8 "$ODFCK" -fn "$T/plain.img"
+expect_out "odfck says it is not an ODF volume" "not an ODF volume"
+head -c 8M /dev/zero >"$T/zero.img"
+expect_rc "odfck on garbage: exit 8" 8 "$ODFCK" -fn "$T/zero.img"
+
+# --- installation names ---------------------------------------------------
+D=$T/dest
+if make -s -C "$TOPDIR/tools" install DESTDIR="$D" PREFIX=/usr >"$T/out" 2>&1 &&
+   [ -x "$D/usr/sbin/mkfs.odf" ] && [ -x "$D/usr/sbin/fsck.odf" ] &&
+   [ -f "$D/usr/share/man/man8/mkodf.8" ] && [ -f "$D/usr/share/man/man8/odfck.8" ]; then
+	pass "install: mkfs.odf, fsck.odf and man pages"
+else
+	fail "install: mkfs.odf, fsck.odf and man pages" "$(cat "$T/out")"
+fi
+rm -f "$T/m.img"
+expect_rc "mkfs.odf name works" 0 "$D/usr/sbin/mkfs.odf" -q "$T/m.img" 32M
+expect_rc "fsck.odf name works" 0 "$D/usr/sbin/fsck.odf" -fn "$T/m.img"
