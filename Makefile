@@ -8,7 +8,9 @@
 #   make demo       boot the VM and show the union working
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
+#   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
 #   make sparse     the module through sparse (C=1)
+#   make install    the tools and man pages (DESTDIR=, PREFIX=/usr)
 #   make clean
 
 # The kernel the module is built for: the newest installed Debian
@@ -26,7 +28,8 @@ export DEBUG_CACHE
 
 VM_RUN := tests/vm/run.sh --kver $(KVER)
 
-.PHONY: all module tools testprogs deps check demo vm-run check-debug sparse clean
+.PHONY: all module tools testprogs deps check demo vm-run check-debug fuzz sparse \
+	install clean
 
 all: module tools testprogs
 
@@ -37,10 +40,13 @@ module:
 	$(MAKE) -C kernel KDIR=$(KDIR)
 
 tools:
-	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; fi
+	$(MAKE) -C tools
 
-testprogs:
+# Programs the VM tests run: test helpers and odfedit (writes ODF
+# metadata the way the module would, or damages it on purpose).
+testprogs: tools
 	$(MAKE) -C tests/vm/prog
+	$(MAKE) -C tests/unit all
 
 # Targets that need the packages run deps first, then build in a fresh
 # make (KVER is only known once the headers are installed).
@@ -72,11 +78,21 @@ check-debug: deps
 	@scripts/debug-kernel.sh build
 	@scripts/debug-kernel.sh check
 
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@scripts/deps.sh --fuzz
+	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+install: tools
+	$(MAKE) -C tools install
+
 sparse: deps
 	$(MAKE) -C kernel KDIR=$(KDIR) C=2 CF="-D__CHECK_ENDIAN__"
 
 clean:
 	-$(MAKE) -C kernel KDIR=$(KDIR) clean
-	@if [ -f tools/Makefile ]; then $(MAKE) -C tools clean; fi
+	$(MAKE) -C tools clean
+	$(MAKE) -C tests/unit clean
+	-$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C tests/vm/prog clean
 	rm -rf build

@@ -72,12 +72,12 @@ void unionfs_evict_inode(struct inode *inode)
 int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 		 u64 *uino)
 {
-	if (lower_ino > UNIONFS_UINO_LOW_MASK) {
+	if (lower_ino > ODF_UINO_LOW_MASK) {
 		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits; mapping large inode numbers is not supported yet\n",
 				    unionfs_branch(sb, bindex)->name, lower_ino);
 		return -EOVERFLOW;
 	}
-	*uino = (u64)unionfs_branch(sb, bindex)->id << UNIONFS_UINO_SHIFT |
+	*uino = (u64)unionfs_branch(sb, bindex)->id << ODF_UINO_SHIFT |
 		lower_ino;
 	return 0;
 }

@@ -244,7 +244,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		di->lower[i].positive = true;
 		di->nlower++;
 	}
-	root_inode = unionfs_iget(sb, UNIONFS_ROOT_INO,
+	root_inode = unionfs_iget(sb, ODF_UINO_ROOT,
 				  d_inode(sbi->branches[0].root.dentry), 0);
 	if (IS_ERR(root_inode)) {
 		unionfs_free_dinfo(di);

@@ -12,24 +12,14 @@
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/path.h>
+#include <odf/odf_format.h>
 #include "compat.h"
 
 #define UNIONFS_NAME		"unionfs"
 #define UNIONFS_SUPER_MAGIC	0x4f444655	/* "UFDO" */
 
-/*
- * Branch limit of the mount syntax.  The ODF branch table is sized by its
- * own format; this is what one mount may name.
- */
-#define UNIONFS_MAX_BRANCHES	128
-
-/*
- * Union inode numbers: branch id << UNIONFS_UINO_SHIFT | branch inode
- * number; the root directory's is fixed.
- */
-#define UNIONFS_UINO_SHIFT	48
-#define UNIONFS_UINO_LOW_MASK	((1ULL << UNIONFS_UINO_SHIFT) - 1)
-#define UNIONFS_ROOT_INO	2
+/* One mount may name as many branches as the ODF branch table holds. */
+#define UNIONFS_MAX_BRANCHES	ODF_BRANCH_SLOTS
 
 enum unionfs_branch_mode {
 	UNIONFS_BR_RO,

@@ -12,9 +12,7 @@ logs=$top/build/check
 : "${KVER:?KVER is not set: run this through make check}"
 mkdir -p "$logs"
 
-suites=()
-[ -f tests/unit/Makefile ] && suites+=(unit)
-suites+=(vm)
+suites=(unit vm)
 
 pass=0 fail=0 skip=0
 for s in "${suites[@]}"; do

@@ -8,21 +8,24 @@ set -eu
 
 # What each package is for:
 #   build:    gcc make libc6-dev pkg-config linux-headers-amd64 (kbuild, module)
-#             libext2fs-dev comerr-dev e2fsprogs (tools/lib, mkodf, odfck)
-#   tests:    check (unit tests), linux-image-amd64 (the guest kernel),
+#             libext2fs-dev comerr-dev e2fsprogs linux-libc-dev (tools/lib,
+#             mkodf, odfck, include/odf)
+#   tests:    check libsubunit-dev (unit tests), linux-image-amd64 (the guest kernel),
 #             qemu-system-x86 (the VM), busybox-static (initramfs),
 #             cpio kmod (initramfs build, module resolution),
 #             xfsprogs attr acl util-linux (branch filesystems, xattrs),
 #             python3 (test helpers), sparse (C=1 checks)
 #   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
+#   --fuzz:   clang (libFuzzer, for make fuzz)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
-	libext2fs-dev comerr-dev e2fsprogs check
+	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
 	xfsprogs attr acl util-linux python3 sparse"
-if [ "${1:-}" = --debug ]; then
-	packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev"
-fi
+case ${1:-} in
+--debug) packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev" ;;
+--fuzz) packages="$packages clang" ;;
+esac
 
 missing=
 for p in $packages; do

@@ -8,7 +8,7 @@ mkdir -p $br/sub $u /tmp/odfdir
 echo data >$br/file
 echo x >/tmp/notadir
 
-long=$(for i in $(seq 1 129); do printf '/mnt/b0:'; done)
+long=$(for i in $(seq 1 65); do printf '/mnt/b0:'; done)
 long=${long%:}
 
 # errno | options | text the log line must contain
@@ -23,7 +23,7 @@ EINVAL|odf=$ODF_DEV,dirs=$br=ro:|empty branch path
 EINVAL|odf=$ODF_DEV,dirs=mnt/b0=ro|is not an absolute path
 EINVAL|odf=$ODF_DEV,dirs=$br=ro,dirs=$br=ro|dirs= given twice
 EINVAL|odf=$ODF_DEV,odf=$ODF_DEV,dirs=$br=ro|odf= given twice
-EINVAL|odf=$ODF_DEV,dirs=$long|names 129 branches, at most 128
+EINVAL|odf=$ODF_DEV,dirs=$long|names 65 branches, at most 64
 EINVAL|odf=$ODF_DEV,dirs=$br=ro:/mnt=ro|branches '$br' and '/mnt' overlap
 EINVAL|odf=$ODF_DEV,dirs=$br/sub=ro:$br=ro|branches '$br/sub' and '$br' overlap
 EINVAL|odf=$ODF_DEV,dirs=$br=ro:$br=ro|branches '$br' and '$br' overlap
