@@ -27,7 +27,7 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 		kfree(sbi->branches[i].name);
 	}
 	kfree(sbi->branches);
-	path_put(&sbi->odf);
+	unionfs_odf_close(sbi);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
 	kfree(sbi->odf_name);
@@ -96,31 +96,9 @@ static int unionfs_check_supported(struct fs_context *fc,
 	return 0;
 }
 
-static int unionfs_resolve_odf(struct fs_context *fc, const char *name,
-			       struct path *path)
-{
-	struct inode *inode;
-	int err;
-
-	err = kern_path(name, LOOKUP_FOLLOW, path);
-	if (err) {
-		errorfc(fc, "cannot find ODF '%s' (error %d)", name, err);
-		return err;
-	}
-	inode = d_inode(path->dentry);
-	if (!S_ISBLK(inode->i_mode) && !S_ISDIR(inode->i_mode)) {
-		path_put(path);
-		path->mnt = NULL;
-		path->dentry = NULL;
-		return invalfc(fc, "ODF '%s' is neither a block device nor a directory",
-			       name);
-	}
-	return 0;
-}
-
 static int unionfs_resolve_branch(struct fs_context *fc,
 				  const struct unionfs_branch_spec *spec,
-				  unsigned int index, struct unionfs_branch *br)
+				  struct unionfs_branch *br)
 {
 	int err;
 
@@ -134,7 +112,6 @@ static int unionfs_resolve_branch(struct fs_context *fc,
 		return err;
 	}
 	br->mode = spec->mode;
-	br->id = index + 1;
 	br->name = kstrdup(spec->path, GFP_KERNEL);
 	if (!br->name)
 		return -ENOMEM;
@@ -151,7 +128,8 @@ static bool unionfs_paths_overlap(const struct path *a, const struct path *b)
  * way round), would make the union see its own objects or metadata twice.
  */
 static int unionfs_check_overlap(struct fs_context *fc,
-				 const struct unionfs_sb_info *sbi)
+				 const struct unionfs_sb_info *sbi,
+				 const struct path *odf)
 {
 	const struct unionfs_branch *a, *b;
 	unsigned int i, j;
@@ -164,8 +142,8 @@ static int unionfs_check_overlap(struct fs_context *fc,
 				return invalfc(fc, "branches '%s' and '%s' overlap: one is inside the other",
 					       a->name, b->name);
 		}
-		if (d_is_dir(sbi->odf.dentry) &&
-		    unionfs_paths_overlap(&a->root, &sbi->odf))
+		if (d_is_dir(odf->dentry) &&
+		    unionfs_paths_overlap(&a->root, odf))
 			return invalfc(fc, "ODF '%s' and branch '%s' overlap: one is inside the other",
 				       sbi->odf_name, a->name);
 	}
@@ -178,6 +156,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	struct unionfs_sb_info *sbi;
 	struct super_block *lower_sb;
 	struct unionfs_dentry_info *di;
+	struct path odf_path = {};
 	struct inode *root_inode;
 	unsigned int i;
 	int err;
@@ -197,18 +176,20 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (!sbi->odf_name || !sbi->branches)
 		return -ENOMEM;
 
-	err = unionfs_resolve_odf(fc, opts->odf, &sbi->odf);
-	if (err)
-		return err;
 	for (i = 0; i < opts->nbranches; i++) {
-		err = unionfs_resolve_branch(fc, &opts->branches[i], i,
+		err = unionfs_resolve_branch(fc, &opts->branches[i],
 					     &sbi->branches[i]);
 		sbi->nbranches = i + 1;	/* what unionfs_free_sbi must put */
 		if (err)
 			return err;
 	}
 
-	err = unionfs_check_overlap(fc, sbi);
+	err = unionfs_odf_resolve(fc, sbi, &odf_path);
+	if (!err)
+		err = unionfs_check_overlap(fc, sbi, &odf_path);
+	if (!err)
+		err = unionfs_odf_load(fc, sbi, &odf_path);
+	path_put(&odf_path);
 	if (err)
 		return err;
 

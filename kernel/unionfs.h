@@ -51,7 +51,7 @@ struct unionfs_sb_info {
 	unsigned int nbranches;
 	struct unionfs_branch *branches;
 	char *odf_name;		/* odf= as given, for show_options */
-	struct path odf;	/* the ODF root (validated, not yet used) */
+	struct path odf;	/* the ODF volume's root, a private mount */
 	const struct cred *creator_cred;	/* for work on the branches */
 };
 
@@ -131,6 +131,13 @@ void unionfs_free_options(struct unionfs_options *opts);
 
 /* super.c */
 extern const struct super_operations unionfs_sops;
+
+/* odf.c */
+int unionfs_odf_resolve(struct fs_context *fc, struct unionfs_sb_info *sbi,
+			struct path *user_path);
+int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
+		     const struct path *user_path);
+void unionfs_odf_close(struct unionfs_sb_info *sbi);
 
 /* dentry.c */
 extern const struct dentry_operations unionfs_dops;

@@ -18,6 +18,10 @@ ln -s pool/main /mnt/dvd/main
 mount -o remount,ro /mnt/dvd
 run "ls -l /mnt/dvd"
 
+say "Format a metadata volume (the ODF) and check it"
+run "$MKODF -L demo $ODF_DEV"
+run "$ODFCK -fn $ODF_DEV"
+
 say "Mount it as a union (this version: one read-only branch, pass-through)"
 run "mount -t unionfs -o odf=$ODF_DEV,dirs=/mnt/dvd=ro none /srv/pkgs"
 run "grep unionfs /proc/mounts"

@@ -48,5 +48,10 @@ mkfs_branch() {
 	esac || fail "cannot make $fs branch on $dev"
 }
 
+# mkodf_dev DEVICE: a fresh ODF volume.
+mkodf_dev() {
+	"$MKODF" -q -f "$1" >/dev/null || fail "mkodf $1 failed"
+}
+
 # nth_disk N: the Nth branch device (1-based).
 nth_disk() { echo "$BRANCH_DEVS" | tr ' ' '\n' | sed -n "${1}p"; }

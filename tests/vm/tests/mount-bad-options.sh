@@ -4,8 +4,9 @@
 . "$SRC/tests/vm/lib.sh"
 
 br=/mnt/b0 u=/mnt/u
-mkdir -p $br/sub $u /tmp/odfdir
+mkdir -p $br/sub $u
 echo data >$br/file
+mkodf_dev "$ODF_DEV"
 echo x >/tmp/notadir
 
 long=$(for i in $(seq 1 65); do printf '/mnt/b0:'; done)
@@ -53,7 +54,7 @@ done <<<"$cases"
 
 # A good mount still works after all that, and a read-only mount may name
 # the branch rw (the union is read-only anyway).
-got=$(sysmount mount none $u unionfs ro "odf=/tmp/odfdir,dirs=$br")
+got=$(sysmount mount none $u unionfs ro "odf=$ODF_DEV,dirs=$br")
 expect_eq "ro mount of an rw branch" OK "$got"
 expect_eq "content" data "$(cat $u/file)"
 

@@ -18,6 +18,7 @@ touch $br/dir/sub/empty
 chmod 0640 $br/file
 chown 1000:1000 $br/dir/big
 mount -o remount,ro $br
+mkodf_dev "$ODF_DEV"
 
 mount -t unionfs -o odf="$ODF_DEV",dirs=$br=ro none $u ||
 	fail "mount failed: $(dmesg | tail -n 1)"

@@ -4,6 +4,7 @@
 . "$SRC/tests/vm/lib.sh"
 
 mkfs_branch tmpfs none /mnt/br
+mkodf_dev "$ODF_DEV"
 mkdir -p /mnt/u
 for n in 32 64; do
 	dirs=
@@ -14,7 +15,7 @@ for n in 32 64; do
 		echo $i >/mnt/br/$n-$i/same
 		dirs=$dirs:/mnt/br/$n-$i=ro
 	done
-	mount -t unionfs -o ro,odf=/tmp,dirs=${dirs#:} none /mnt/u ||
+	mount -t unionfs -o ro,odf=$ODF_DEV,dirs=${dirs#:} none /mnt/u ||
 		fail "$n branches: mount: $(dmesg | tail -n 1)"
 	expect_eq "$n branches: names" $((n + 2)) "$(ls /mnt/u | wc -l)"
 	expect_eq "$n branches: merged sub" $n "$(ls /mnt/u/sub | wc -l)"

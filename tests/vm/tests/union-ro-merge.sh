@@ -9,6 +9,7 @@ b0=/mnt/b0 b1=/mnt/b1 b2=/mnt/b2 u=/mnt/u
 mkfs_branch ext4 "$(nth_disk 1)" $b0
 mkfs_branch xfs "$(nth_disk 2)" $b1
 mkfs_branch tmpfs none $b2
+mkodf_dev "$ODF_DEV"
 mkdir -p $u
 
 # b0 (highest)        b1                     b2
