@@ -80,8 +80,12 @@ setup_guest() {
 }
 
 load_module() {
-	local out bad
+	local out bad dep
 	kmsg "begin #0 module-load"
+	# insmod does not resolve dependencies (crc32c); modprobe them first.
+	for dep in $(modinfo -F depends "$MODULE" | tr ',' ' '); do
+		grep -q "^$dep " /proc/modules || modprobe "$dep" 2>/dev/null
+	done
 	if ! out=$(insmod "$MODULE" 2>&1); then
 		result "not ok boot$JOB_BOOT: module loads: insmod: $out"
 		return 1
@@ -99,7 +103,7 @@ load_module() {
 }
 
 unload_module() {
-	local out bad bad
+	local out bad dep bad
 	unmount_leftovers >/dev/null
 	kmsg "begin #99999 module-unload"
 	if grep -q '^unionfs ' /proc/modules; then
