@@ -33,10 +33,26 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-for d in /tmp /run /var/tmp /mnt /root /media /srv /var/lib/nfs; do
-	[ -d "$d" ] && mount -t tmpfs -o mode=1777 tmpfs "$d"
+SRC=
+for arg in $(cat /proc/cmdline); do
+	case $arg in odfsrc=*) SRC=${arg#odfsrc=} ;; esac
 done
-mkdir -p /run/odf/out
+export SRC
+
+# Writable scratch areas are tmpfs.  The project tree may live under one
+# of them on the host (a clone in /tmp, say): it is bound back at its own
+# path from a view of the host root kept at /run/odf/host, so every host
+# path the job names stays valid.
+mount -t tmpfs -o mode=755 tmpfs /run
+mkdir -p /run/odf/host /run/odf/out
+mount --bind / /run/odf/host
+for d in /tmp /var/tmp /mnt /root /media /srv /var/lib/nfs; do
+	[ -d "$d" ] || continue
+	mount -t tmpfs -o mode=1777 tmpfs "$d"
+	case $SRC/ in
+	"$d"/*) mkdir -p "$SRC" && mount --bind "/run/odf/host$SRC" "$SRC" ;;
+	esac
+done
 OUT=/run/odf/out
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 \
 	odfout "$OUT"; then
@@ -44,12 +60,7 @@ if ! mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 \
 	poweroff_now
 fi
 exec </dev/null >>"$OUT/guest.log" 2>&1
-
-SRC=
-for arg in $(cat /proc/cmdline); do
-	case $arg in odfsrc=*) SRC=${arg#odfsrc=} ;; esac
-done
-export SRC OUT
+export OUT
 
 # shellcheck source=/dev/null
 . "$OUT/job"

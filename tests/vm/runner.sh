@@ -31,8 +31,8 @@ kmsg() { echo "odftest: $*" >/dev/kmsg; }
 unmount_leftovers() {
 	local left
 	awk '$3 == "unionfs" { print $2 }' /proc/self/mounts
-	left=$(awk '$2 ~ "^/(mnt|media|srv|tmp)/" || $3 == "unionfs" { print $2 }' \
-		/proc/self/mounts | sort -r)
+	left=$(awk -v src="$SRC" '($2 ~ "^/(mnt|media|srv|tmp)/" && $2 != src) ||
+		$3 == "unionfs" { print $2 }' /proc/self/mounts | sort -r)
 	for m in $left; do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
@@ -48,10 +48,22 @@ wipe_disks() {
 	done
 }
 
+# Empty a scratch directory, except the way to the project tree if it was
+# bound back inside it (see guest-run.sh).
+clean_dir() {
+	local e
+	for e in "$1"/* "$1"/.[!.]*; do
+		[ -e "$e" ] || continue
+		case $SRC/ in "$e"/*) continue ;; esac
+		rm -rf "$e"
+	done
+}
+
 fresh_state() {
 	unmount_leftovers >/dev/null
 	wipe_disks
-	rm -rf /tmp/* /tmp/.[!.]* /mnt/* 2>/dev/null
+	clean_dir /tmp
+	clean_dir /mnt
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
