@@ -74,12 +74,14 @@ static struct vfsmount *unionfs_odf_mount(struct fs_context *fc,
 	    (!IS_ERR(mnt) && atomic_read(&mnt->mnt_sb->s_active) > 1)) {
 		if (!IS_ERR(mnt))
 			mntput(mnt);
-		errorfc(fc, "ODF device '%s' is mounted elsewhere: unmount it, or name its mount point in odf=",
+		errorfc(fc,
+			"ODF device '%s' is mounted elsewhere: unmount it, or name its mount point in odf=",
 			name);
 		return ERR_PTR(-EBUSY);
 	}
 	if (IS_ERR(mnt)) {
-		errorfc(fc, "cannot mount ODF device '%s' as ext4 (error %ld): format it with mkodf",
+		errorfc(fc,
+			"cannot mount ODF device '%s' as ext4 (error %ld): format it with mkodf",
 			name, PTR_ERR(mnt));
 		return mnt;
 	}
@@ -92,7 +94,8 @@ static int unionfs_odf_check_header(struct fs_context *fc, const char *name,
 	u32 incompat, ro_compat;
 
 	if (le32_to_cpu(s->s_magic) != ODF_SB_MAGIC)
-		return invalfc(fc, "'%s' is not an ODF volume (bad superblock magic): format it with mkodf",
+		return invalfc(fc,
+			       "'%s' is not an ODF volume (bad superblock magic): format it with mkodf",
 			       name);
 	if (le32_to_cpu(s->s_crc) !=
 	    unionfs_odf_crc(s, sizeof(*s), offsetof(struct odf_super, s_crc))) {
@@ -105,11 +108,13 @@ static int unionfs_odf_check_header(struct fs_context *fc, const char *name,
 			       name, le16_to_cpu(s->s_version), ODF_FORMAT_VERSION);
 	incompat = le32_to_cpu(s->s_feature_incompat) & ~ODF_FEATURE_INCOMPAT_SUPP;
 	if (incompat)
-		return invalfc(fc, "ODF '%s' has unsupported incompatible features 0x%x: use a newer module",
+		return invalfc(fc,
+			       "ODF '%s' has unsupported incompatible features 0x%x: use a newer module",
 			       name, incompat);
 	ro_compat = le32_to_cpu(s->s_feature_ro_compat) & ~ODF_FEATURE_RO_COMPAT_SUPP;
 	if (ro_compat && !(fc->sb_flags & SB_RDONLY)) {
-		errorfc(fc, "ODF '%s' has unsupported features 0x%x: it can only be mounted read-only",
+		errorfc(fc,
+			"ODF '%s' has unsupported features 0x%x: it can only be mounted read-only",
 			name, ro_compat);
 		return -EROFS;
 	}
@@ -201,13 +206,15 @@ static int unionfs_odf_match_branches(struct fs_context *fc,
 			    unionfs_odf_branch_matches(br, &table[j]))
 				found = j;
 		if (found < 0)
-			return invalfc(fc, "ODF '%s' was formatted for other branches: '%s' is not one of them (use a fresh ODF, or the branches it records)",
+			return invalfc(fc,
+				       "ODF '%s' was formatted for other branches: '%s' is not one of them (use a fresh ODF, or the branches it records)",
 				       sbi->odf_name, br->name);
 		__set_bit(found, taken);
 		br->id = le16_to_cpu(table[found].b_id);
 	}
 	if (present != sbi->nbranches)
-		return invalfc(fc, "ODF '%s' records %u branches, dirs= names %u: mount with the branches it records",
+		return invalfc(fc,
+			       "ODF '%s' records %u branches, dirs= names %u: mount with the branches it records",
 			       sbi->odf_name, present, sbi->nbranches);
 	return 0;
 }
@@ -225,7 +232,8 @@ static int unionfs_odf_read_super(struct fs_context *fc,
 	file = file_open_root(&sbi->odf, ODF_PATH_SUPER, O_RDONLY | O_LARGEFILE, 0);
 	if (IS_ERR(file)) {
 		if (PTR_ERR(file) == -ENOENT)
-			return invalfc(fc, "'%s' is not an ODF volume (no /%s): format it with mkodf",
+			return invalfc(fc,
+				       "'%s' is not an ODF volume (no /%s): format it with mkodf",
 				       sbi->odf_name, ODF_PATH_SUPER);
 		errorfc(fc, "ODF '%s': cannot open /%s (error %ld)",
 			sbi->odf_name, ODF_PATH_SUPER, PTR_ERR(file));

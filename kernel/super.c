@@ -139,12 +139,14 @@ static int unionfs_check_overlap(struct fs_context *fc,
 		for (j = i + 1; j < sbi->nbranches; j++) {
 			b = &sbi->branches[j];
 			if (unionfs_paths_overlap(&a->root, &b->root))
-				return invalfc(fc, "branches '%s' and '%s' overlap: one is inside the other",
+				return invalfc(fc,
+					       "branches '%s' and '%s' overlap: one is inside the other",
 					       a->name, b->name);
 		}
 		if (d_is_dir(odf->dentry) &&
 		    unionfs_paths_overlap(&a->root, odf))
-			return invalfc(fc, "ODF '%s' and branch '%s' overlap: one is inside the other",
+			return invalfc(fc,
+				       "ODF '%s' and branch '%s' overlap: one is inside the other",
 				       sbi->odf_name, a->name);
 	}
 	return 0;

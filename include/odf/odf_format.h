@@ -87,6 +87,7 @@ struct odf_super {
 	__le32	s_pad0;			/* 172 */
 	__le64	s_reserved[106];	/* 176 zero */
 };
+
 ODF_ASSERT_SIZE(struct odf_super, 1024);
 
 /* Branch table entry (slot).  A slot with b_id == 0 is unused (all zero). */
@@ -118,6 +119,7 @@ struct odf_branch {
 	char	b_path[ODF_BPATH_MAX];	/*  96 path given at mount */
 	__le64	b_reserved[4];		/* 480 zero */
 };
+
 ODF_ASSERT_SIZE(struct odf_branch, ODF_BRANCH_SIZE);
 
 /* ------------------------------------------------------------------ */
@@ -162,6 +164,7 @@ struct odf_map_header {
 	__le32	mh_pad0;		/*  44 */
 	__le64	mh_reserved[10];	/*  48 zero */
 };
+
 ODF_ASSERT_SIZE(struct odf_map_header, 128);
 
 /* mr_state */
@@ -194,6 +197,7 @@ struct odf_map_rec {
 	__u8	mr_handle[ODF_HANDLE_MAX]; /* 48 */
 	__le64	mr_reserved[10];	/* 176 zero */
 };
+
 ODF_ASSERT_SIZE(struct odf_map_rec, ODF_MAP_REC_SIZE);
 
 /* ------------------------------------------------------------------ */
@@ -218,6 +222,7 @@ struct odf_node {
 	__le64	n_reserved;		/*  24 zero */
 	/* followed by n_redirect_len bytes: absolute union path, no NUL */
 };
+
 ODF_ASSERT_SIZE(struct odf_node, 32);
 
 /* ------------------------------------------------------------------ */
@@ -262,6 +267,7 @@ struct odf_rd_stamp {
 	__le64	st_version;		/* 32 i_version, 0 if unsupported */
 	__le64	st_size;		/* 40 */
 };
+
 ODF_ASSERT_SIZE(struct odf_rd_stamp, 48);
 
 struct odf_rd_header {
@@ -283,6 +289,7 @@ struct odf_rd_header {
 	__le64	rh_reserved[8];		/*  64 zero */
 	/* followed at offset 128 by rh_nstamps struct odf_rd_stamp */
 };
+
 ODF_ASSERT_SIZE(struct odf_rd_header, 128);
 ODF_STATIC_ASSERT(sizeof(struct odf_rd_header) +
 		  ODF_RD_MAX_STAMPS * sizeof(struct odf_rd_stamp) <=
@@ -301,18 +308,21 @@ struct odf_rd_ent {
 	__le32	re_crc;			/* 20 CRC32C of all re_nslots slots */
 	__u8	re_name[ODF_RD_HEAD_NAME]; /* 24 */
 };
+
 ODF_ASSERT_SIZE(struct odf_rd_ent, ODF_RD_SLOT_SIZE);
 
 struct odf_rd_cont {
 	__u8	rc_kind;		/*  0 ODF_RS_CONT */
 	__u8	rc_name[ODF_RD_CONT_NAME]; /* 1 */
 };
+
 ODF_ASSERT_SIZE(struct odf_rd_cont, ODF_RD_SLOT_SIZE);
 
 struct odf_rdix_ent {
 	__le32	ie_hash;		/* 0 name hash */
 	__le32	ie_slot;		/* 4 slot + 1, or EMPTY / DELETED */
 };
+
 ODF_ASSERT_SIZE(struct odf_rdix_ent, 8);
 
 struct odf_rdix_bucket {
@@ -321,6 +331,7 @@ struct odf_rdix_bucket {
 	__le16	ib_pad0;		/* 6 */
 	struct odf_rdix_ent ib_ent[ODF_RDIX_ENTRIES]; /* 8 */
 };
+
 ODF_ASSERT_SIZE(struct odf_rdix_bucket, ODF_BLOCK_SIZE);
 
 /* ------------------------------------------------------------------ */
@@ -343,6 +354,7 @@ struct odf_intent {
 	__le64	i_reserved[2];		/* 32 zero */
 	/* followed by the source then the destination union path */
 };
+
 ODF_ASSERT_SIZE(struct odf_intent, 48);
 
 #endif /* _ODF_FORMAT_H */
