@@ -12,6 +12,10 @@
 # Progress ($OUT/progress): "begin NAME" before each test, for the host's
 # per-test watchdog.
 
+# Bash reads a script as it runs it: the whole body is one compound
+# command so it is parsed before it starts, and a host-side edit of this
+# file during a run cannot change what PID 1 executes.
+{
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 
@@ -68,3 +72,4 @@ export OUT
 . "$SRC/tests/vm/runner.sh"
 guest_main
 poweroff_now
+}
