@@ -11,6 +11,7 @@
 #include <linux/fs_stack.h>
 #include <linux/namei.h>
 #include <linux/slab.h>
+#include <linux/xattr.h>
 #include "unionfs.h"
 
 static struct kmem_cache *unionfs_inode_cachep;
@@ -194,23 +195,68 @@ static const char *unionfs_get_link(struct dentry *dentry, struct inode *inode,
 	return vfs_get_link(unionfs_lower_path(dentry)->dentry, done);
 }
 
+/*
+ * Extended attributes, POSIX ACLs included, are the branch object's.
+ * Lower reads run with the caller's credentials so the branch applies its
+ * own rules (trusted.* needs CAP_SYS_ADMIN there too).
+ */
+static int unionfs_xattr_get(const struct xattr_handler *handler,
+			     struct dentry *dentry, struct inode *inode,
+			     const char *name, void *buffer, size_t size)
+{
+	const struct path *lower = unionfs_lower_path(dentry);
+
+	return vfs_getxattr(unionfs_mnt_idmap(lower->mnt), lower->dentry,
+			    name, buffer, size);
+}
+
+/* Changing an attribute needs copy-up, which read-only unions never do. */
+static int unionfs_xattr_set(const struct xattr_handler *handler,
+			     unionfs_idmap_t *idmap, struct dentry *dentry,
+			     struct inode *inode, const char *name,
+			     const void *value, size_t size, int flags)
+{
+	return -EROFS;
+}
+
+static ssize_t unionfs_listxattr(struct dentry *dentry, char *list,
+				 size_t size)
+{
+	return vfs_listxattr(unionfs_lower_path(dentry)->dentry, list, size);
+}
+
+static const struct xattr_handler unionfs_xattr_handler = {
+	.prefix	= "",	/* every name: the branch decides */
+	.get	= unionfs_xattr_get,
+	.set	= unionfs_xattr_set,
+};
+
+const struct xattr_handler *unionfs_xattr_handlers[] = {
+	&unionfs_xattr_handler,
+	NULL
+};
+
 const struct inode_operations unionfs_dir_iops = {
 	.lookup		= unionfs_lookup,
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
+	.listxattr	= unionfs_listxattr,
 };
 
 const struct inode_operations unionfs_file_iops = {
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
+	.listxattr	= unionfs_listxattr,
 };
 
 const struct inode_operations unionfs_symlink_iops = {
 	.get_link	= unionfs_get_link,
 	.getattr	= unionfs_getattr,
+	.listxattr	= unionfs_listxattr,
 };
 
 const struct inode_operations unionfs_special_iops = {
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
+	.listxattr	= unionfs_listxattr,
 };

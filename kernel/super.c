@@ -215,6 +215,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_magic = UNIONFS_SUPER_MAGIC;
 	sb->s_op = &unionfs_sops;
 	sb->s_d_op = &unionfs_dops;
+	sb->s_xattr = unionfs_xattr_handlers;
 	sb->s_flags |= SB_RDONLY | SB_NOSEC;
 
 	di = unionfs_alloc_dinfo(sbi->nbranches);

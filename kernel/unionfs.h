@@ -153,6 +153,7 @@ extern const struct inode_operations unionfs_dir_iops;
 extern const struct inode_operations unionfs_file_iops;
 extern const struct inode_operations unionfs_symlink_iops;
 extern const struct inode_operations unionfs_special_iops;
+extern const struct xattr_handler *unionfs_xattr_handlers[];
 int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 		 u64 *uino);
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
