@@ -244,6 +244,29 @@ static size_t *sorted(struct mvec *m, size_t *nlive)
 }
 
 /* Per-map checks: branches, duplicates, reachability, counts. */
+/*
+ * An UPPER record whose origin cannot be right: the copy and its number
+ * stay, only the origin (target branch and inode) is cleared.
+ */
+static void forget_origin(struct odfck_ctx *ctx, struct mvec *m, size_t i,
+			  unsigned kb, int code)
+{
+	struct odf_map_rec *w = &m->r[i];
+	struct problem_context pc;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.num = tbranch(w);
+	pc.num2 = tino(w);
+	pc.num3 = kb;
+	pc.ino = ruino(w);
+	if (fix_problem(ctx, code, &pc)) {
+		w->mr_tgt_branch = 0;
+		w->mr_tgt_ino = 0;
+		odf_map_rec_csum_set(w);
+		m->dirty = 1;
+	}
+}
+
 static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 {
 	struct problem_context pc;
@@ -266,38 +289,14 @@ static void check_records(struct odfck_ctx *ctx, struct mvec *m)
 		    ruino(r) != odf_uino_det(tb, tino(r))) {
 			/* a copy keeps its origin's number: this origin
 			 * cannot be right, the number is kept */
-			memset(&pc, 0, sizeof(pc));
-			pc.num = tb;
-			pc.num2 = tino(r);
-			pc.num3 = kb;
-			pc.ino = ruino(r);
-			if (fix_problem(ctx, PR_3_ORIGIN_MISMATCH, &pc)) {
-				struct odf_map_rec *w = &m->r[i];
-
-				w->mr_tgt_branch = 0;
-				w->mr_tgt_ino = 0;
-				odf_map_rec_csum_set(w);
-				m->dirty = 1;
-			}
+			forget_origin(ctx, m, i, kb, PR_3_ORIGIN_MISMATCH);
 			continue;
 		}
 		if (!bad)
 			continue;
 		if (!key_bad && r->mr_kind == ODF_MK_UPPER) {
 			/* the copy lives on: only its origin is gone */
-			memset(&pc, 0, sizeof(pc));
-			pc.num = tb;
-			pc.num2 = tino(r);
-			pc.num3 = kb;
-			pc.ino = ruino(r);
-			if (fix_problem(ctx, PR_3_ORIGIN_NO_BRANCH, &pc)) {
-				struct odf_map_rec *w = &m->r[i];
-
-				w->mr_tgt_branch = 0;
-				w->mr_tgt_ino = 0;
-				odf_map_rec_csum_set(w);
-				m->dirty = 1;
-			}
+			forget_origin(ctx, m, i, kb, PR_3_ORIGIN_NO_BRANCH);
 			continue;
 		}
 		memset(&pc, 0, sizeof(pc));
