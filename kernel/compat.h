@@ -20,4 +20,12 @@ typedef struct mnt_idmap unionfs_idmap_t;
 #define unionfs_mnt_idmap(mnt)	mnt_idmap(mnt)
 #endif
 
+/*
+ * Exported by fs/namei.c (EXPORT_SYMBOL) but declared only in the
+ * private fs/internal.h: walk a relative path below a given dentry.
+ */
+struct path;
+int vfs_path_lookup(struct dentry *dentry, struct vfsmount *mnt,
+		    const char *name, unsigned int flags, struct path *path);
+
 #endif /* _UNIONFS_COMPAT_H */

@@ -33,7 +33,28 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di)
 		return;
 	for (i = 0; i < di->nlower; i++)
 		path_put(&di->lower[i].path);
+	dput(di->upper);
+	dput(di->alias);
 	kfree(di);
+}
+
+/*
+ * The name now has an object on the upper branch (create, copy-up):
+ * publish its upper dentry.  @upper is the dentry the lookup kept, turned
+ * positive in place, or a new one when the parent had no upper directory
+ * at lookup; the reference is taken over.
+ */
+void unionfs_set_upper(struct dentry *dentry, struct dentry *upper)
+{
+	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+
+	di->upper_positive = d_is_positive(upper);
+	if (di->upper == upper) {
+		dput(upper);
+		return;
+	}
+	WARN_ON(di->upper);
+	smp_store_release(&di->upper, upper);
 }
 
 static void unionfs_d_release(struct dentry *dentry)
@@ -54,21 +75,33 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
 	struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
 	const struct unionfs_lower *top;
+	struct dentry *lower, *upper;
 	struct inode *inode;
-	struct dentry *lower;
 	unsigned int i;
 
 	if (!di)
 		return 1;
+	if (READ_ONCE(di->invalid))
+		return 0;
+	upper = smp_load_acquire(&di->upper);
+	if (upper && (d_unhashed(upper) ||
+		      d_is_positive(upper) != READ_ONCE(di->upper_positive)))
+		return 0;
 	for (i = 0; i < di->nlower; i++)
 		if (unionfs_lower_changed(&di->lower[i]))
 			return 0;
 
 	inode = d_inode_rcu(dentry);
 	top = unionfs_top_lower(dentry);
-	if (!inode || !top)
-		return !inode && !top;
-	lower = top->path.dentry;
+	if (upper && d_is_positive(upper)) {
+		if (!inode)
+			return 0;
+		lower = upper;
+	} else {
+		if (!inode || !top)
+			return !inode && !top;
+		lower = top->path.dentry;
+	}
 	if (d_inode_rcu(lower) != UNIONFS_I(inode)->lower)
 		return 0;
 	/* Network filesystems under a branch revalidate themselves. */

@@ -9,6 +9,7 @@
 #include <linux/file.h>
 #include <linux/fs_stack.h>
 #include <linux/mm.h>
+#include <linux/splice.h>
 #include <linux/uio.h>
 #include "unionfs.h"
 
@@ -17,11 +18,26 @@ static struct file *unionfs_real_file(const struct file *file)
 	return file->private_data;
 }
 
+/*
+ * Opening for writing copies the file up first (without its data when
+ * the open truncates it); the union file then holds the real file open.
+ */
 static int unionfs_open(struct inode *inode, struct file *file)
 {
+	struct dentry *dentry = file_dentry(file);
 	struct file *realfile;
+	struct path real;
+	int err;
 
-	realfile = dentry_open(unionfs_lower_path(file_dentry(file)),
+	if (file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) {
+		err = file->f_flags & O_TRUNC ?
+		      unionfs_copy_up_truncate(dentry) :
+		      unionfs_copy_up(dentry);
+		if (err)
+			return err;
+	}
+	unionfs_real_path(dentry, &real);
+	realfile = dentry_open(&real,
 			       file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC),
 			       current_cred());
 	if (IS_ERR(realfile))
@@ -48,6 +64,88 @@ static ssize_t unionfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 			    iocb->ki_flags & IOCB_NOWAIT ? RWF_NOWAIT : 0);
 	fsstack_copy_attr_atime(file_inode(file), file_inode(realfile));
 	return ret;
+}
+
+static rwf_t unionfs_iocb_rwf(int ki_flags)
+{
+	rwf_t flags = 0;
+
+	if (ki_flags & IOCB_NOWAIT)
+		flags |= RWF_NOWAIT;
+	if (ki_flags & IOCB_HIPRI)
+		flags |= RWF_HIPRI;
+	if (ki_flags & IOCB_DSYNC)
+		flags |= RWF_DSYNC;
+	if (ki_flags & IOCB_SYNC)
+		flags |= RWF_SYNC;
+	return flags;
+}
+
+static ssize_t unionfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct file *realfile = unionfs_real_file(file);
+	struct inode *inode = file_inode(file);
+	ssize_t ret;
+
+	if (!iov_iter_count(iter))
+		return 0;
+	inode_lock(inode);
+	file_start_write(realfile);
+	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
+			     unionfs_iocb_rwf(iocb->ki_flags));
+	file_end_write(realfile);
+	fsstack_copy_inode_size(inode, file_inode(realfile));
+	fsstack_copy_attr_times(inode, file_inode(realfile));
+	inode_unlock(inode);
+	return ret;
+}
+
+static long unionfs_fallocate(struct file *file, int mode, loff_t offset,
+			      loff_t len)
+{
+	struct file *realfile = unionfs_real_file(file);
+	struct inode *inode = file_inode(file);
+	long ret;
+
+	ret = vfs_fallocate(realfile, mode, offset, len);
+	fsstack_copy_inode_size(inode, file_inode(realfile));
+	fsstack_copy_attr_times(inode, file_inode(realfile));
+	return ret;
+}
+
+/*
+ * Between two real files on one file system the branch copies (maybe
+ * sharing extents); across branches it falls back to a splice copy.
+ */
+static ssize_t unionfs_copy_file_range(struct file *in, loff_t pos_in,
+				       struct file *out, loff_t pos_out,
+				       size_t len, unsigned int flags)
+{
+	struct file *rin = unionfs_real_file(in);
+	struct file *rout = unionfs_real_file(out);
+	struct inode *inode = file_inode(out);
+	ssize_t ret;
+
+	ret = vfs_copy_file_range(rin, pos_in, rout, pos_out, len, flags);
+	if (ret == -EXDEV || ret == -EOPNOTSUPP) {
+		file_start_write(rout);
+		ret = do_splice_direct(rin, &pos_in, rout, &pos_out,
+				       min_t(size_t, len, MAX_RW_COUNT), 0);
+		file_end_write(rout);
+	}
+	fsstack_copy_inode_size(inode, file_inode(rout));
+	fsstack_copy_attr_times(inode, file_inode(rout));
+	return ret;
+}
+
+static int unionfs_flush(struct file *file, fl_owner_t id)
+{
+	struct file *realfile = unionfs_real_file(file);
+
+	if (realfile->f_op->flush)
+		return realfile->f_op->flush(realfile, id);
+	return 0;
 }
 
 static loff_t unionfs_llseek(struct file *file, loff_t offset, int whence)
@@ -92,6 +190,11 @@ const struct file_operations unionfs_file_fops = {
 	.release	= unionfs_release,
 	.llseek		= unionfs_llseek,
 	.read_iter	= unionfs_read_iter,
+	.write_iter	= unionfs_write_iter,
+	.flush		= unionfs_flush,
+	.fallocate	= unionfs_fallocate,
+	.copy_file_range = unionfs_copy_file_range,
+	.splice_write	= iter_file_splice_write,
 	.mmap		= unionfs_mmap,
 	.fsync		= unionfs_fsync,
 	.fadvise	= unionfs_fadvise,

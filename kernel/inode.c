@@ -21,6 +21,7 @@ static void unionfs_inode_init_once(void *obj)
 	struct unionfs_inode_info *ui = obj;
 
 	inode_init_once(&ui->vfs_inode);
+	mutex_init(&ui->copyup_lock);
 }
 
 int unionfs_init_inode_cache(void)
@@ -47,6 +48,7 @@ struct inode *unionfs_alloc_inode(struct super_block *sb)
 	if (!ui)
 		return NULL;
 	ui->lower = NULL;
+	ui->origin = NULL;
 	return &ui->vfs_inode;
 }
 
@@ -57,12 +59,48 @@ void unionfs_free_inode(struct inode *inode)
 
 void unionfs_evict_inode(struct inode *inode)
 {
-	struct inode *lower = unionfs_lower_inode(inode);
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	struct inode *lower = ui->lower, *origin = ui->origin;
 
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
-	UNIONFS_I(inode)->lower = NULL;
+	ui->lower = NULL;
+	ui->origin = NULL;
 	iput(lower);
+	iput(origin);
+}
+
+/*
+ * Copy-up made @upper the object behind @inode; the lower one stays
+ * referenced (as the origin) so lockless readers never see it freed.
+ */
+void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+
+	ui->origin = ui->lower;
+	ui->bindex = 0;
+	smp_store_release(&ui->lower, igrab(upper));
+}
+
+/* A uino for a readdir entry of the upper branch: maps, no generation. */
+static int unionfs_uino_upper(struct super_block *sb, u64 lower_ino, u64 *uino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct odf_map_rec *rec;
+	int err;
+
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	err = unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, sbi->branches[0].id,
+				lower_ino, rec);
+	if (!err && rec->mr_kind == ODF_MK_UPPER)
+		*uino = le64_to_cpu(rec->mr_union_ino);
+	else
+		err = -ENOENT;
+	kfree(rec);
+	return err;
 }
 
 /*
@@ -70,8 +108,8 @@ void unionfs_evict_inode(struct inode *inode)
  * persistent id and its inode number there, so looking a tree up writes
  * nothing.  Numbers that do not fit need an allocation on the ODF.
  */
-int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
-		 u64 *uino)
+int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
+		     u64 lower_ino, u64 *uino)
 {
 	if (lower_ino > ODF_UINO_LOW_MASK) {
 		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits; mapping large inode numbers is not supported yet\n",
@@ -81,6 +119,15 @@ int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 	*uino = (u64)unionfs_branch(sb, bindex)->id << ODF_UINO_SHIFT |
 		lower_ino;
 	return 0;
+}
+
+/* The same, for an entry listed from a branch directory. */
+int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
+		 u64 *uino)
+{
+	if (!bindex && !unionfs_uino_upper(sb, lower_ino, uino))
+		return 0;
+	return unionfs_uino_det(sb, bindex, lower_ino, uino);
 }
 
 struct unionfs_iget_key {
@@ -147,18 +194,28 @@ struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 	return inode;
 }
 
-static int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
-			   struct kstat *stat, u32 request_mask,
-			   unsigned int flags)
+int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
+		    struct kstat *stat, u32 request_mask, unsigned int flags)
 {
 	struct dentry *dentry = path->dentry;
 	struct inode *inode = d_inode(dentry);
+	struct path real;
 	int err;
 
-	err = vfs_getattr(unionfs_lower_path(dentry), stat, request_mask, flags);
+	unionfs_real_path(dentry, &real);
+	err = vfs_getattr(&real, stat, request_mask, flags);
 	if (err)
 		return err;
-	fsstack_copy_attr_all(inode, unionfs_lower_inode(inode));
+	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
+		fsstack_copy_attr_all(inode, d_inode(real.dentry));
+	/*
+	 * A copied-up hard link: names of the lower object that were not
+	 * copied up still show it, so count them too (an approximation:
+	 * the larger of the two counts).
+	 */
+	if (S_ISREG(inode->i_mode) && UNIONFS_I(inode)->origin)
+		stat->nlink = max_t(unsigned int, stat->nlink,
+				    READ_ONCE(UNIONFS_I(inode)->origin->i_nlink));
 	stat->dev = dentry->d_sb->s_dev;
 	stat->ino = inode->i_ino;
 	/*
@@ -174,25 +231,79 @@ static int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 /*
  * The branch decides: its owner, mode, ACLs and the branch mount's id
  * mapping.  Called in RCU walk mode too, which inode_permission supports.
+ * Writing to an object of a lower branch means copying it up: the write
+ * permission is checked against its owner and mode (the branch may be a
+ * read-only file system), the rest by the branch.
  */
-static int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode,
-			      int mask)
+int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 {
 	struct inode *lower = unionfs_lower_inode(inode);
+	unsigned int bindex = READ_ONCE(UNIONFS_I(inode)->bindex);
 	struct vfsmount *mnt;
+	int err;
 
 	if (!lower)
 		return -ESTALE;
-	mnt = unionfs_branch(inode->i_sb, UNIONFS_I(inode)->bindex)->root.mnt;
+	mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
+	if ((mask & (MAY_WRITE | MAY_APPEND)) &&
+	    !(UNIONFS_SB(inode->i_sb)->has_upper && !bindex) &&
+	    !special_file(lower->i_mode)) {
+		err = generic_permission(&init_user_ns, inode, mask);
+		if (err)
+			return err;
+		mask &= ~(MAY_WRITE | MAY_APPEND);
+		if (!(mask & (MAY_READ | MAY_EXEC)))
+			return 0;
+	}
 	return inode_permission(unionfs_mnt_idmap(mnt), lower, mask);
+}
+
+/*
+ * Attribute changes copy the object up, then apply to the upper object
+ * with the mounter's credentials, after the union checked the caller's
+ * right to make them against the union inode.
+ */
+int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
+		    struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	const struct cred *old_cred;
+	struct dentry *upper;
+	int err;
+
+	err = setattr_prepare(&init_user_ns, dentry, attr);
+	if (err)
+		return err;
+	err = unionfs_copy_up(dentry);
+	if (err)
+		return err;
+	upper = unionfs_upper(dentry);
+	if (attr->ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
+		attr->ia_valid &= ~ATTR_MODE;
+	attr->ia_valid &= ~ATTR_FILE;
+
+	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
+	inode_lock(d_inode(upper));
+	err = notify_change(unionfs_mnt_idmap(unionfs_upper_mnt(dentry->d_sb)),
+			    upper, attr, NULL);
+	inode_unlock(d_inode(upper));
+	revert_creds(old_cred);
+	if (!err) {
+		fsstack_copy_attr_all(inode, d_inode(upper));
+		fsstack_copy_inode_size(inode, d_inode(upper));
+	}
+	return err;
 }
 
 static const char *unionfs_get_link(struct dentry *dentry, struct inode *inode,
 				    struct delayed_call *done)
 {
+	struct path real;
+
 	if (!dentry)
 		return ERR_PTR(-ECHILD);
-	return vfs_get_link(unionfs_lower_path(dentry)->dentry, done);
+	unionfs_real_path(dentry, &real);
+	return vfs_get_link(real.dentry, done);
 }
 
 /*
@@ -204,25 +315,46 @@ static int unionfs_xattr_get(const struct xattr_handler *handler,
 			     struct dentry *dentry, struct inode *inode,
 			     const char *name, void *buffer, size_t size)
 {
-	const struct path *lower = unionfs_lower_path(dentry);
+	struct path real;
 
-	return vfs_getxattr(unionfs_mnt_idmap(lower->mnt), lower->dentry,
-			    name, buffer, size);
+	unionfs_real_path(dentry, &real);
+	return vfs_getxattr(unionfs_mnt_idmap(real.mnt), real.dentry, name,
+			    buffer, size);
 }
 
-/* Changing an attribute needs copy-up, which read-only unions never do. */
+/*
+ * Setting or removing (@value NULL) an attribute copies the object up;
+ * the upper branch then applies its own rules with the caller's
+ * credentials.
+ */
 static int unionfs_xattr_set(const struct xattr_handler *handler,
 			     unionfs_idmap_t *idmap, struct dentry *dentry,
 			     struct inode *inode, const char *name,
 			     const void *value, size_t size, int flags)
 {
-	return -EROFS;
+	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(dentry->d_sb));
+	struct dentry *upper;
+	int err;
+
+	err = unionfs_copy_up(dentry);
+	if (err)
+		return err;
+	upper = unionfs_upper(dentry);
+	if (value)
+		err = vfs_setxattr(uidmap, upper, name, value, size, flags);
+	else
+		err = vfs_removexattr(uidmap, upper, name);
+	if (!err)
+		fsstack_copy_attr_all(inode, d_inode(upper));
+	return err;
 }
 
-static ssize_t unionfs_listxattr(struct dentry *dentry, char *list,
-				 size_t size)
+ssize_t unionfs_listxattr(struct dentry *dentry, char *list, size_t size)
 {
-	return vfs_listxattr(unionfs_lower_path(dentry)->dentry, list, size);
+	struct path real;
+
+	unionfs_real_path(dentry, &real);
+	return vfs_listxattr(real.dentry, list, size);
 }
 
 static const struct xattr_handler unionfs_xattr_handler = {
@@ -236,14 +368,8 @@ const struct xattr_handler *unionfs_xattr_handlers[] = {
 	NULL
 };
 
-const struct inode_operations unionfs_dir_iops = {
-	.lookup		= unionfs_lookup,
-	.getattr	= unionfs_getattr,
-	.permission	= unionfs_permission,
-	.listxattr	= unionfs_listxattr,
-};
-
 const struct inode_operations unionfs_file_iops = {
+	.setattr	= unionfs_setattr,
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
@@ -251,11 +377,13 @@ const struct inode_operations unionfs_file_iops = {
 
 const struct inode_operations unionfs_symlink_iops = {
 	.get_link	= unionfs_get_link,
+	.setattr	= unionfs_setattr,
 	.getattr	= unionfs_getattr,
 	.listxattr	= unionfs_listxattr,
 };
 
 const struct inode_operations unionfs_special_iops = {
+	.setattr	= unionfs_setattr,
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,

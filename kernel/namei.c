@@ -9,97 +9,239 @@
  * negative entries (kept for revalidation) until a non-directory, which
  * ends the merge.  Lower lookups run with the credentials of the mounter,
  * so a merged directory's permissions are those of its top branch alone.
+ *
+ * The ODF's namespace node of the name decides what the branches below
+ * the upper one may show (docs/odf-format.md 5.2): a whiteout hides them
+ * (W1; over an upper directory it acts as opaque, W2), an opaque node
+ * stops the merge at the upper branch (O1), and a redirect says where the
+ * lower directories of a renamed directory are (R1).
  */
+#define pr_fmt(fmt) "unionfs: " fmt
+
 #include <linux/cred.h>
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include "unionfs.h"
+
+/* Add @ld (referenced) as the next lower entry; false ends the merge. */
+static bool unionfs_lookup_add(struct unionfs_dentry_info *di,
+			       const struct unionfs_lower *pl, struct dentry *ld,
+			       bool *found)
+{
+	struct unionfs_lower *l;
+
+	if (*found && d_is_positive(ld) && !d_is_dir(ld)) {
+		/* A non-directory below a directory is hidden. */
+		dput(ld);
+		return false;
+	}
+	l = &di->lower[di->nlower++];
+	l->path.mnt = mntget(pl->path.mnt);
+	l->path.dentry = ld;
+	l->bindex = pl->bindex;
+	l->positive = d_is_positive(ld);
+	if (!l->positive || *found)
+		return true;
+	*found = true;
+	di->top = di->nlower - 1;	/* shown only if the upper is not */
+	return d_is_dir(ld);
+}
+
+/* The lower directories of a renamed directory, at its redirect path. */
+static int unionfs_lookup_redirect(struct dentry *dentry,
+				   struct unionfs_dentry_info *di,
+				   const char *redirect, bool found)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	unsigned int i;
+
+	for (i = sbi->has_upper ? 1 : 0; i < sbi->nbranches; i++) {
+		struct unionfs_lower pl = {
+			.path = sbi->branches[i].root,
+			.bindex = i,
+		};
+		struct path p;
+		int err;
+
+		err = vfs_path_lookup(pl.path.dentry, pl.path.mnt, redirect + 1,
+				      0, &p);
+		if (err == -ENOENT || err == -ENOTDIR)
+			continue;
+		if (err)
+			return err;
+		if (!d_is_dir(p.dentry)) {
+			path_put(&p);
+			if (found)
+				break;
+			continue;
+		}
+		mntput(p.mnt);
+		if (!unionfs_lookup_add(di, &pl, p.dentry, &found))
+			break;
+	}
+	return 0;
+}
 
 static int unionfs_lookup_branches(struct dentry *dentry,
 				   struct unionfs_dentry_info *di)
 {
 	const struct unionfs_dentry_info *pdi = UNIONFS_D(dentry->d_parent);
 	const struct qstr *name = &dentry->d_name;
+	struct dentry *pupper = unionfs_upper(dentry->d_parent);
+	struct unionfs_ns_node node;
 	bool found = false;
 	unsigned int i;
+	int err;
 
-	di->top = pdi->nlower;	/* negative until something is found */
+	di->top = UINT_MAX;
+	if (pupper && d_can_lookup(pupper)) {
+		struct dentry *ud;
+
+		ud = lookup_one_unlocked(unionfs_mnt_idmap(unionfs_upper_mnt(dentry->d_sb)),
+					 name->name, pupper, name->len);
+		if (IS_ERR(ud))
+			return PTR_ERR(ud);
+		di->upper = ud;
+		di->upper_positive = d_is_positive(ud);
+		found = di->upper_positive;
+		if (found && !d_is_dir(ud))
+			return 0;
+	}
+
+	err = unionfs_ns_get(dentry, &node);
+	if (err)
+		return err;
+	di->ns_flags = node.flags;
+	if (node.flags & (ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE) &&
+	    !(node.flags & ODF_NODE_REDIRECT))
+		goto out;	/* W1, W2, O1: nothing below the upper branch */
+	if (node.flags & ODF_NODE_REDIRECT) {
+		/* R1: only for the upper directory that was renamed. */
+		if (found && node.redirect[0] == '/')
+			err = unionfs_lookup_redirect(dentry, di, node.redirect,
+						      found);
+		goto out;
+	}
+
 	for (i = 0; i < pdi->nlower; i++) {
 		const struct unionfs_lower *pl = &pdi->lower[i];
-		struct unionfs_lower *l = &di->lower[di->nlower];
 		struct dentry *ld;
 
 		if (!pl->positive || !d_can_lookup(pl->path.dentry))
 			continue;
 		ld = lookup_one_unlocked(unionfs_mnt_idmap(pl->path.mnt),
 					 name->name, pl->path.dentry, name->len);
-		if (IS_ERR(ld))
-			return PTR_ERR(ld);
-		if (found && d_is_positive(ld) && !d_is_dir(ld)) {
-			/* A non-directory below a directory is hidden. */
-			dput(ld);
-			break;
+		if (IS_ERR(ld)) {
+			err = PTR_ERR(ld);
+			goto out;
 		}
-		l->path.mnt = mntget(pl->path.mnt);
-		l->path.dentry = ld;
-		l->bindex = pl->bindex;
-		l->positive = d_is_positive(ld);
-		di->nlower++;
-		if (!l->positive || found)
-			continue;
-		found = true;
-		di->top = di->nlower - 1;
-		if (!d_is_dir(ld))
+		if (!unionfs_lookup_add(di, pl, ld, &found))
 			break;
 	}
-	if (!found)
-		di->top = di->nlower;
+out:
+	if (di->top == UINT_MAX)
+		di->top = di->nlower;	/* negative, or on the upper branch */
+	kfree(node.redirect);
+	return err;
+}
+
+/*
+ * The union inode number of a branch object (docs/odf-format.md section
+ * 4): an object on the upper branch may be a copy that keeps its origin's
+ * number (UPPER record, checked against the generation in its REVERSE
+ * record); otherwise the number is deterministic.
+ */
+int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
+		   struct inode *lower, u64 *uino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct odf_map_rec *rec;
+	u16 bid = sbi->branches[bindex].id;	/* only branch 0 has copies */
+	u64 u;
+	int err;
+
+	if (bindex)
+		return unionfs_uino_det(sb, bindex, lower->i_ino, uino);
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	err = unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, bid, lower->i_ino, rec);
+	if (err || rec->mr_kind != ODF_MK_UPPER)
+		goto det;
+	u = le64_to_cpu(rec->mr_union_ino);
+	err = unionfs_imap_find(sbi, ODF_MAP_REVERSE - 1, 0, u, rec);
+	if (err || le64_to_cpu(rec->mr_tgt_ino) != lower->i_ino ||
+	    le16_to_cpu(rec->mr_tgt_branch) != bid ||
+	    (rec->mr_tgt_gen && lower->i_generation &&
+	     le32_to_cpu(rec->mr_tgt_gen) != lower->i_generation)) {
+		/* A record of an inode number the branch reused: stale. */
+		unionfs_imap_del(sbi, ODF_MAP_FORWARD - 1, bid, lower->i_ino);
+		goto det;
+	}
+	kfree(rec);
+	*uino = u;
 	return 0;
+det:
+	kfree(rec);
+	return unionfs_uino_det(sb, bindex, lower->i_ino, uino);
 }
 
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags)
 {
 	struct super_block *sb = dir->i_sb;
-	const struct unionfs_lower *top;
 	struct unionfs_dentry_info *di;
 	struct inode *inode = NULL;
 	const struct cred *old_cred;
+	struct path real;
 	int err;
 
 	if (dentry->d_name.len > NAME_MAX)
 		return ERR_PTR(-ENAMETOOLONG);
 
-	di = unionfs_alloc_dinfo(UNIONFS_D(dentry->d_parent)->nlower);
+	di = unionfs_alloc_dinfo(UNIONFS_SB(sb)->nbranches);
 	if (!di)
 		return ERR_PTR(-ENOMEM);
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
+	dentry->d_fsdata = di;
 	err = unionfs_lookup_branches(dentry, di);
-	revert_creds(old_cred);
 	if (err)
 		goto out_free;
 
-	dentry->d_fsdata = di;
-	top = unionfs_top_lower(dentry);
-	if (top) {
-		struct inode *lower = d_inode(top->path.dentry);
+	if (di->upper_positive || di->top < di->nlower) {
+		unsigned int bindex = unionfs_real_bindex(dentry);
 		u64 ino;
 
-		err = unionfs_uino(sb, top->bindex, lower->i_ino, &ino);
-		if (err) {
-			dentry->d_fsdata = NULL;
-			goto out_free;
+		unionfs_real_path(dentry, &real);
+		if (bindex && d_is_reg(real.dentry) &&
+		    d_inode(real.dentry)->i_nlink > 1) {
+			/* Another name of this object may have been copied. */
+			di->alias = unionfs_imap_find_copy(sb, bindex,
+							   d_inode(real.dentry),
+							   &ino);
+			if (di->alias) {
+				bindex = 0;
+				unionfs_real_path(dentry, &real);
+				goto iget;
+			}
 		}
-		inode = unionfs_iget(sb, ino, lower, top->bindex);
+		err = unionfs_ino_of(sb, bindex, d_inode(real.dentry), &ino);
+		if (err)
+			goto out_free;
+iget:
+		inode = unionfs_iget(sb, ino, d_inode(real.dentry), bindex);
 		if (IS_ERR(inode)) {
-			dentry->d_fsdata = NULL;
 			err = PTR_ERR(inode);
 			goto out_free;
 		}
 	}
+	revert_creds(old_cred);
 	return d_splice_alias(inode, dentry);
 
 out_free:
+	revert_creds(old_cred);
+	dentry->d_fsdata = NULL;
 	unionfs_free_dinfo(di);
 	return ERR_PTR(err);
 }

@@ -24,7 +24,7 @@
 #include <linux/uuid.h>
 #include "unionfs.h"
 
-static u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset)
+u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset)
 {
 	static const __le32 zero;
 	u32 crc;
@@ -185,8 +185,10 @@ static int unionfs_odf_match_branches(struct fs_context *fc,
 			__set_bit(j, taken);	/* removed: never matched */
 	}
 	if (!present) {
-		for (i = 0; i < sbi->nbranches; i++)
+		for (i = 0; i < sbi->nbranches; i++) {
 			sbi->branches[i].id = i + 1;
+			sbi->branches[i].slot = -1;
+		}
 		return 0;
 	}
 
@@ -211,6 +213,7 @@ static int unionfs_odf_match_branches(struct fs_context *fc,
 				       sbi->odf_name, br->name);
 		__set_bit(found, taken);
 		br->id = le16_to_cpu(table[found].b_id);
+		br->slot = found;
 	}
 	if (present != sbi->nbranches)
 		return invalfc(fc,
@@ -220,7 +223,8 @@ static int unionfs_odf_match_branches(struct fs_context *fc,
 }
 
 static int unionfs_odf_read_super(struct fs_context *fc,
-				  struct unionfs_sb_info *sbi)
+				  struct unionfs_sb_info *sbi,
+				  struct odf_branch **tablep)
 {
 	struct odf_branch *table;
 	struct odf_super *s;
@@ -256,10 +260,18 @@ static int unionfs_odf_read_super(struct fs_context *fc,
 		n = kernel_read(file, table, ODF_BRANCH_SLOTS * sizeof(*table),
 				&pos);
 		if (n == ODF_BRANCH_SLOTS * sizeof(*table)) {
-			if (le16_to_cpu(s->s_state) & ODF_STATE_MOUNTED)
-				pr_notice("ODF '%s' was not unmounted cleanly\n",
+			sbi->odf_was_mounted = le16_to_cpu(s->s_state) &
+					       ODF_STATE_MOUNTED;
+			if (sbi->odf_was_mounted && (fc->sb_flags & SB_RDONLY))
+				pr_notice("ODF '%s' was not unmounted cleanly; the next read-write mount recovers it\n",
 					  sbi->odf_name);
 			err = unionfs_odf_match_branches(fc, sbi, table);
+			if (!err) {
+				sbi->odf_sb = s;
+				*tablep = table;
+				s = NULL;
+				table = NULL;
+			}
 			goto out;
 		}
 	}
@@ -270,6 +282,304 @@ out:
 	kvfree(table);
 	kfree(s);
 	fput(file);
+	return err;
+}
+
+/* The ODF's own directories, which the layout check of mkodf guarantees. */
+static int unionfs_odf_open_dir(struct fs_context *fc,
+				struct unionfs_sb_info *sbi, const char *name,
+				struct path *path)
+{
+	int err;
+
+	err = vfs_path_lookup(sbi->odf.dentry, sbi->odf.mnt, name, 0, path);
+	if (!err && !d_can_lookup(path->dentry)) {
+		path_put(path);
+		err = -ENOTDIR;
+	}
+	if (err) {
+		path->mnt = NULL;
+		path->dentry = NULL;
+		errorfc(fc, "ODF '%s': /%s is missing or not a directory: run odfck",
+			sbi->odf_name, name);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+static ssize_t unionfs_odf_write_at(struct file *file, const void *buf,
+				    size_t len, loff_t pos)
+{
+	ssize_t n = kernel_write(file, buf, len, &pos);
+
+	if (n >= 0 && n != len)
+		n = -EIO;
+	return n < 0 ? n : 0;
+}
+
+/*
+ * Write the header (and its backup when a non-volatile field changed) and
+ * commit it, so it is on disk before any ODF or branch write that follows.
+ */
+static int unionfs_odf_write_super(struct unionfs_sb_info *sbi, bool backup)
+{
+	struct odf_super *s = sbi->odf_sb;
+	int err;
+
+	s->s_write_time = cpu_to_le64(ktime_get_real_seconds());
+	s->s_crc = 0;
+	s->s_crc = cpu_to_le32(unionfs_odf_crc(s, sizeof(*s),
+					       offsetof(struct odf_super, s_crc)));
+	err = unionfs_odf_write_at(sbi->super_file, s, sizeof(*s), 0);
+	if (!err && backup)
+		err = unionfs_odf_write_at(sbi->super_file, s, sizeof(*s),
+					   ODF_SB_BACKUP_OFFSET);
+	if (!err)
+		err = vfs_fsync(sbi->super_file, 0);
+	return err;
+}
+
+/* Fill branch table slot @b for branch @br (section 3.4). */
+static void unionfs_odf_fill_slot(struct unionfs_sb_info *sbi,
+				  const struct unionfs_branch *br,
+				  unsigned int order, struct odf_branch *b)
+{
+	struct super_block *lsb = br->root.mnt->mnt_sb;
+	struct inode *root = d_inode(br->root.dentry);
+	struct kstatfs st;
+
+	if (!b->b_id) {
+		b->b_id = cpu_to_le16(br->id);
+		b->b_flags = cpu_to_le16(ODF_BRANCH_PRESENT);
+		b->b_added_time = cpu_to_le64(ktime_get_real_seconds());
+		if (!vfs_statfs(&br->root, &st))
+			b->b_fs_magic = cpu_to_le32((u32)st.f_type);
+		export_uuid(b->b_fs_uuid, &lsb->s_uuid);
+		b->b_root_ino = cpu_to_le64(root->i_ino);
+		b->b_root_gen = cpu_to_le32(root->i_generation);
+	}
+	b->b_mode = cpu_to_le16(br->mode == UNIONFS_BR_RW ? ODF_MODE_RW :
+							    ODF_MODE_RO);
+	b->b_order = cpu_to_le16(order);
+	memset(b->b_fstype, 0, sizeof(b->b_fstype));
+	strscpy(b->b_fstype, lsb->s_type->name, sizeof(b->b_fstype));
+	memset(b->b_path, 0, sizeof(b->b_path));
+	strscpy(b->b_path, br->name, sizeof(b->b_path));
+	b->b_crc = 0;
+	b->b_crc = cpu_to_le32(unionfs_odf_crc(b, sizeof(*b),
+					       offsetof(struct odf_branch, b_crc)));
+}
+
+/*
+ * Record the branches: a fresh table gets a slot per branch (ids 1..n),
+ * a matched one gets its mode, priority and path rewritten.  Slots first,
+ * then the header that moves s_next_branch_id (section 3.4).
+ */
+static int unionfs_odf_record_branches(struct unionfs_sb_info *sbi,
+				       struct odf_branch *table)
+{
+	unsigned int i, next;
+	bool fresh = false;
+	int err;
+
+	for (i = 0; i < sbi->nbranches; i++) {
+		struct unionfs_branch *br = &sbi->branches[i];
+
+		if (br->slot < 0) {
+			br->slot = i;
+			memset(&table[i], 0, sizeof(table[i]));
+			fresh = true;
+		}
+		unionfs_odf_fill_slot(sbi, br, i, &table[br->slot]);
+	}
+	err = unionfs_odf_write_at(sbi->super_file, table,
+				   ODF_BRANCH_SLOTS * sizeof(*table),
+				   ODF_BRANCH_OFFSET);
+	if (err)
+		return err;
+	next = le16_to_cpu(sbi->odf_sb->s_next_branch_id);
+	if (fresh && next <= sbi->nbranches) {
+		sbi->odf_sb->s_next_branch_id = cpu_to_le16(sbi->nbranches + 1);
+		return 1;	/* the backup header must follow */
+	}
+	return 0;
+}
+
+/* Delete "*.new" left in @dir by a rebuild that a crash interrupted. */
+struct unionfs_odf_scan {
+	struct dir_context ctx;
+	char name[NAME_MAX + 1];
+	bool found;
+};
+
+static bool unionfs_odf_scan_new(struct dir_context *ctx, const char *name,
+				 int len, loff_t off, u64 ino, unsigned int type)
+{
+	struct unionfs_odf_scan *sc = container_of(ctx, struct unionfs_odf_scan, ctx);
+	int sl = strlen(ODF_TMP_SUFFIX);
+
+	if (len <= sl || memcmp(name + len - sl, ODF_TMP_SUFFIX, sl))
+		return true;
+	memcpy(sc->name, name, len);
+	sc->name[len] = 0;
+	sc->found = true;
+	return false;
+}
+
+static int unionfs_odf_drop_new(struct unionfs_sb_info *sbi, const char *dname)
+{
+	struct path dir;
+	int err, n = 0;
+
+	err = vfs_path_lookup(sbi->odf.dentry, sbi->odf.mnt, dname, 0, &dir);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	for (;;) {
+		struct unionfs_odf_scan sc = { .ctx.actor = unionfs_odf_scan_new };
+		struct dentry *victim;
+		struct file *f;
+
+		f = dentry_open(&dir, O_RDONLY | O_DIRECTORY, current_cred());
+		if (IS_ERR(f)) {
+			err = PTR_ERR(f);
+			break;
+		}
+		err = iterate_dir(f, &sc.ctx);
+		fput(f);
+		if (err || !sc.found || n++ > 1000)
+			break;
+		inode_lock_nested(d_inode(dir.dentry), I_MUTEX_PARENT);
+		victim = lookup_one_len(sc.name, dir.dentry, strlen(sc.name));
+		if (IS_ERR(victim)) {
+			err = PTR_ERR(victim);
+		} else {
+			err = d_is_positive(victim) ?
+			      vfs_unlink(unionfs_mnt_idmap(dir.mnt),
+					 d_inode(dir.dentry), victim, NULL) : 0;
+			dput(victim);
+		}
+		inode_unlock(d_inode(dir.dentry));
+		if (err)
+			break;
+	}
+	path_put(&dir);
+	return err;
+}
+
+/*
+ * Recovery after a session that did not end cleanly (section 10.2): the
+ * half-written rebuilds and the reclaim area go; readdir states are
+ * reconciled when next opened.
+ */
+static int unionfs_odf_recover(struct unionfs_sb_info *sbi)
+{
+	int err;
+
+	pr_notice("ODF '%s' was not unmounted cleanly: recovering\n",
+		  sbi->odf_name);
+	err = unionfs_odf_drop_new(sbi, ODF_PATH_IMAP);
+	if (!err)
+		err = unionfs_odf_drop_new(sbi, ODF_PATH_READDIR);
+	if (!err)
+		err = unionfs_reclaim_all(sbi);
+	return err;
+}
+
+/*
+ * Start a read-write session on the ODF (sections 3.2, 9.1): state
+ * MOUNTED committed before anything else is written, then the branch
+ * table, then recovery of what a crash left.
+ */
+static int unionfs_odf_start(struct fs_context *fc, struct unionfs_sb_info *sbi,
+		      struct odf_branch *table)
+{
+	struct odf_super *s = sbi->odf_sb;
+	struct file *file;
+	int err, backup;
+
+	file = file_open_root(&sbi->odf, ODF_PATH_SUPER, O_RDWR | O_LARGEFILE, 0);
+	if (IS_ERR(file)) {
+		errorfc(fc, "ODF '%s': cannot open /%s for writing (error %ld)",
+			sbi->odf_name, ODF_PATH_SUPER, PTR_ERR(file));
+		return PTR_ERR(file);
+	}
+	sbi->super_file = file;
+
+	s->s_state = cpu_to_le16(ODF_STATE_MOUNTED);
+	le32_add_cpu(&s->s_mnt_count, 1);
+	s->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
+	err = unionfs_odf_write_super(sbi, false);
+	if (err)
+		goto fail;
+	backup = unionfs_odf_record_branches(sbi, table);
+	err = backup < 0 ? backup : 0;
+	if (!err)
+		err = unionfs_odf_write_super(sbi, backup > 0);
+	if (!err && sbi->odf_was_mounted)
+		err = unionfs_odf_recover(sbi);
+	if (!err)
+		return 0;
+fail:
+	errorfc(fc, "ODF '%s': cannot start a session (error %d): run odfck",
+		sbi->odf_name, err);
+	fput(sbi->super_file);
+	sbi->super_file = NULL;
+	return err;
+}
+
+/* Clean unmount: every other ODF write is done; say so last (9.1). */
+void unionfs_odf_stop(struct unionfs_sb_info *sbi)
+{
+	struct odf_super *s = sbi->odf_sb;
+	int err;
+
+	if (!sbi->super_file)
+		return;
+	unionfs_imap_close(sbi);	/* every map write is synchronous */
+	if (!sbi->odf_failed) {
+		s->s_state = cpu_to_le16(ODF_STATE_CLEAN |
+			(le16_to_cpu(s->s_state) & ODF_STATE_ERRORS));
+		err = unionfs_odf_write_super(sbi, false);
+		if (err)
+			pr_err("ODF '%s': cannot mark the volume clean (error %d)\n",
+			       sbi->odf_name, err);
+	}
+	fput(sbi->super_file);
+	sbi->super_file = NULL;
+}
+
+/*
+ * Damage found on the ODF, or a write to it failed: record ERRORS, stop
+ * writing to it, and let the union fail writes with EIO (section 3.2).
+ */
+void unionfs_odf_error(struct super_block *sb, const char *what, int err)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct odf_super *s = sbi->odf_sb;
+
+	mutex_lock(&sbi->odf_lock);
+	if (!sbi->odf_failed && sbi->super_file) {
+		pr_err("ODF '%s': %s (error %d): the union is now read-only, run odfck after unmounting\n",
+		       sbi->odf_name, what, err);
+		s->s_state |= cpu_to_le16(ODF_STATE_ERRORS);
+		le32_add_cpu(&s->s_error_count, 1);
+		unionfs_odf_write_super(sbi, false);
+		sbi->odf_failed = true;
+	}
+	mutex_unlock(&sbi->odf_lock);
+}
+
+/* Commit ODF changes made in @dir before a branch write that must follow. */
+int unionfs_odf_fsync_dir(const struct path *dir)
+{
+	struct file *f;
+	int err;
+
+	f = dentry_open(dir, O_RDONLY | O_DIRECTORY, current_cred());
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = vfs_fsync(f, 0);
+	fput(f);
 	return err;
 }
 
@@ -299,18 +609,41 @@ int unionfs_odf_resolve(struct fs_context *fc, struct unionfs_sb_info *sbi,
 int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		     const struct path *user_path)
 {
+	struct odf_branch *table = NULL;
 	struct vfsmount *mnt;
+	int err;
 
 	mnt = unionfs_odf_mount(fc, sbi->odf_name, user_path);
 	if (IS_ERR(mnt))
 		return PTR_ERR(mnt);
 	sbi->odf.mnt = mnt;
 	sbi->odf.dentry = dget(mnt->mnt_root);
-	return unionfs_odf_read_super(fc, sbi);
+	err = unionfs_odf_read_super(fc, sbi, &table);
+	if (err)
+		return err;
+	err = unionfs_odf_open_dir(fc, sbi, ODF_PATH_NS, &sbi->ns);
+	if (!err)
+		err = unionfs_odf_open_dir(fc, sbi, ODF_PATH_RECLAIM,
+					   &sbi->reclaim);
+	if (!err && !(fc->sb_flags & SB_RDONLY))
+		err = unionfs_odf_start(fc, sbi, table);
+	if (!err) {
+		err = unionfs_imap_open(sbi);
+		if (err)
+			errorfc(fc, "ODF '%s': cannot open the inode maps (error %d): run odfck",
+				sbi->odf_name, err);
+	}
+	kvfree(table);
+	return err;
 }
 
 void unionfs_odf_close(struct unionfs_sb_info *sbi)
 {
+	unionfs_imap_close(sbi);
+	path_put(&sbi->ns);
+	path_put(&sbi->reclaim);
+	kfree(sbi->odf_sb);
+	sbi->odf_sb = NULL;
 	dput(sbi->odf.dentry);
 	/*
 	 * A private clone is a long-term internal mount that mntput() alone

@@ -25,8 +25,10 @@
 struct unionfs_rdent {
 	struct rb_node node;		/* by name, to drop duplicates */
 	struct list_head list;		/* listing order */
-	u64 ino;
+	u64 ino;			/* branch inode until translated */
 	unsigned int type;
+	unsigned int bindex;
+	bool hidden;			/* a whiteout: never listed */
 	int len;
 	char name[];
 };
@@ -54,14 +56,25 @@ struct unionfs_rdfill {
 	int err;
 };
 
-/* Passes one branch directory through, translating d_ino. */
+/*
+ * Passes one branch directory through in batches: entries are collected
+ * while the branch directory is locked and handed on (with d_ino
+ * translated, which may read the inode maps) after it is unlocked.
+ */
+#define UNIONFS_PASS_BATCH	64
+
+struct unionfs_passent {
+	loff_t pos;			/* the entry's own offset */
+	u64 ino;
+	unsigned int type;
+	int len;
+	char name[NAME_MAX + 1];
+};
+
 struct unionfs_rdpass {
 	struct dir_context ctx;
-	struct dir_context *caller;
-	struct super_block *sb;
-	unsigned int bindex;
-	u64 dot_ino, dotdot_ino;
-	int err;
+	unsigned int n;
+	struct unionfs_passent ent[UNIONFS_PASS_BATCH];
 };
 
 static bool unionfs_is_dot(const char *name, int len)
@@ -82,7 +95,8 @@ static void unionfs_rdcache_free(struct unionfs_rdcache *cache)
 
 /* Inserts a name unless a higher branch already gave it.  */
 static int unionfs_rdcache_add(struct unionfs_rdcache *cache, const char *name,
-			       int len, u64 ino, unsigned int type)
+			       int len, u64 ino, unsigned int type,
+			       unsigned int bindex, bool hidden)
 {
 	struct rb_node **link = &cache->names.rb_node, *parent = NULL;
 	struct unionfs_rdent *e;
@@ -105,6 +119,8 @@ static int unionfs_rdcache_add(struct unionfs_rdcache *cache, const char *name,
 	e->len = len;
 	e->ino = ino;
 	e->type = type;
+	e->bindex = bindex;
+	e->hidden = hidden;
 	rb_link_node(&e->node, parent, link);
 	rb_insert_color(&e->node, &cache->names);
 	list_add_tail(&e->list, &cache->entries);
@@ -117,30 +133,34 @@ static bool unionfs_rdfill_actor(struct dir_context *ctx, const char *name,
 				 unsigned int type)
 {
 	struct unionfs_rdfill *rf = container_of(ctx, struct unionfs_rdfill, ctx);
-	u64 uino;
 
 	if (unionfs_is_dot(name, len))
 		return true;
-	rf->err = unionfs_uino(rf->sb, rf->bindex, ino, &uino);
-	if (!rf->err)
-		rf->err = unionfs_rdcache_add(rf->cache, name, len, uino, type);
+	rf->err = unionfs_rdcache_add(rf->cache, name, len, ino, type,
+				      rf->bindex, false);
 	return !rf->err;
+}
+
+static int unionfs_rdcache_hide(void *arg, const char *name, int len)
+{
+	return unionfs_rdcache_add(arg, name, len, 0, DT_UNKNOWN, 0, true);
 }
 
 static int unionfs_rdcache_fill_branch(struct unionfs_rdcache *cache,
 				       struct super_block *sb,
-				       const struct unionfs_lower *l)
+				       const struct path *path,
+				       unsigned int bindex)
 {
 	struct unionfs_rdfill rf = {
 		.ctx.actor = unionfs_rdfill_actor,
 		.sb = sb,
 		.cache = cache,
-		.bindex = l->bindex,
+		.bindex = bindex,
 	};
 	struct file *dir;
 	int err;
 
-	dir = dentry_open(&l->path, O_RDONLY | O_DIRECTORY, current_cred());
+	dir = dentry_open(path, O_RDONLY | O_DIRECTORY, current_cred());
 	if (IS_ERR(dir))
 		return PTR_ERR(dir);
 	err = iterate_dir(dir, &rf.ctx);
@@ -153,6 +173,8 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	struct unionfs_rdcache *cache;
 	const struct cred *old_cred;
+	struct unionfs_rdent *e;
+	struct path upper;
 	unsigned int i;
 	int err = 0;
 
@@ -163,13 +185,31 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 	INIT_LIST_HEAD(&cache->entries);
 
 	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
-	for (i = di->top; i < di->nlower && !err; i++) {
+	upper.dentry = unionfs_upper(dentry);
+	if (upper.dentry) {
+		upper.mnt = unionfs_upper_mnt(dentry->d_sb);
+		err = unionfs_rdcache_fill_branch(cache, dentry->d_sb, &upper, 0);
+	}
+	/* Whiteouts hide the names of the branches below the upper one. */
+	if (!err)
+		err = unionfs_ns_list_whiteouts(dentry, unionfs_rdcache_hide,
+						cache);
+	for (i = upper.dentry ? 0 : di->top; i < di->nlower && !err; i++) {
 		const struct unionfs_lower *l = &di->lower[i];
 
 		if (l->positive && d_is_dir(l->path.dentry))
-			err = unionfs_rdcache_fill_branch(cache, dentry->d_sb, l);
+			err = unionfs_rdcache_fill_branch(cache, dentry->d_sb,
+							  &l->path, l->bindex);
 	}
 	revert_creds(old_cred);
+	/* d_ino: the union numbers, now that no branch directory is locked. */
+	list_for_each_entry(e, &cache->entries, list) {
+		if (err)
+			break;
+		if (!e->hidden)
+			err = unionfs_uino(dentry->d_sb, e->bindex, e->ino,
+					   &e->ino);
+	}
 	if (err) {
 		unionfs_rdcache_free(cache);
 		return ERR_PTR(err);
@@ -226,7 +266,8 @@ static int unionfs_iterate_merged(struct file *file, struct dir_context *ctx)
 		}
 	}
 	for (; e; pos++) {
-		if (!dir_emit(ctx, e->name, e->len, e->ino, e->type))
+		if (!e->hidden &&
+		    !dir_emit(ctx, e->name, e->len, e->ino, e->type))
 			break;
 		ctx->pos = pos + 1;
 		e = list_is_last(&e->list, &cache->entries) ? NULL :
@@ -244,40 +285,68 @@ static bool unionfs_rdpass_actor(struct dir_context *ctx, const char *name,
 				 unsigned int type)
 {
 	struct unionfs_rdpass *rp = container_of(ctx, struct unionfs_rdpass, ctx);
-	u64 uino;
+	struct unionfs_passent *pe;
 
-	if (len == 1 && name[0] == '.') {
-		uino = rp->dot_ino;
-	} else if (len == 2 && name[0] == '.' && name[1] == '.') {
-		uino = rp->dotdot_ino;
-	} else {
-		rp->err = unionfs_uino(rp->sb, rp->bindex, ino, &uino);
-		if (rp->err)
-			return false;
-	}
-	return rp->caller->actor(rp->caller, name, len, offset, uino, type);
+	if (rp->n == UNIONFS_PASS_BATCH)
+		return false;	/* not consumed: the next batch starts here */
+	pe = &rp->ent[rp->n++];
+	pe->pos = offset;
+	pe->ino = ino;
+	pe->type = type;
+	pe->len = len;
+	memcpy(pe->name, name, len);
+	return true;
 }
 
 static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
 	struct inode *inode = file_inode(file);
-	struct unionfs_rdpass rp = {
-		.ctx.actor = unionfs_rdpass_actor,
-		.ctx.pos = ctx->pos,
-		.caller = ctx,
-		.sb = inode->i_sb,
-		.bindex = UNIONFS_I(inode)->bindex,
-		.dot_ino = inode->i_ino,
-		.dotdot_ino = unionfs_parent_ino(file),
-	};
-	int err;
+	struct super_block *sb = inode->i_sb;
+	unsigned int bindex = UNIONFS_I(inode)->bindex;
+	struct unionfs_rdpass *rp;
+	unsigned int i;
+	int err = 0;
 
-	/* The branch directory resumes where the union file stands. */
-	df->realfile->f_pos = ctx->pos;
-	err = iterate_dir(df->realfile, &rp.ctx);
-	ctx->pos = df->realfile->f_pos;
-	return err ?: rp.err;
+	rp = kmalloc(sizeof(*rp), GFP_KERNEL);
+	if (!rp)
+		return -ENOMEM;
+	for (;;) {
+		loff_t next;
+
+		rp->ctx.actor = unionfs_rdpass_actor;
+		rp->ctx.pos = ctx->pos;
+		rp->n = 0;
+		/* The branch directory resumes where the union file stands. */
+		df->realfile->f_pos = ctx->pos;
+		err = iterate_dir(df->realfile, &rp->ctx);
+		if (err || !rp->n)
+			break;
+		next = df->realfile->f_pos;
+		for (i = 0; i < rp->n; i++) {
+			struct unionfs_passent *pe = &rp->ent[i];
+			u64 uino;
+
+			if (pe->len == 1 && pe->name[0] == '.')
+				uino = inode->i_ino;
+			else if (pe->len == 2 && pe->name[0] == '.' &&
+				 pe->name[1] == '.')
+				uino = unionfs_parent_ino(file);
+			else
+				err = unionfs_uino(sb, bindex, pe->ino, &uino);
+			if (err)
+				goto out;
+			ctx->pos = pe->pos;
+			if (!dir_emit(ctx, pe->name, pe->len, uino, pe->type))
+				goto out;
+		}
+		ctx->pos = next;
+		if (rp->n < UNIONFS_PASS_BATCH)
+			break;
+	}
+out:
+	kfree(rp);
+	return err;
 }
 
 static int unionfs_iterate(struct file *file, struct dir_context *ctx)
@@ -288,15 +357,54 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 			      unionfs_iterate_merged(file, ctx);
 }
 
+/* Does the directory merge directories of several branches? */
 bool unionfs_dir_is_merged(const struct dentry *dentry)
 {
 	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
-	unsigned int i;
+	unsigned int i, n = unionfs_upper(dentry) ? 1 : 0;
 
-	for (i = di->top + 1; i < di->nlower; i++)
-		if (di->lower[i].positive)
-			return true;
-	return false;
+	for (i = n ? 0 : di->top; i < di->nlower; i++)
+		if (di->lower[i].positive && d_is_dir(di->lower[i].path.dentry))
+			n++;
+	return n > 1;
+}
+
+/*
+ * A directory of one branch is passed through, unless it is a lower one
+ * with a namespace node (whiteouts may hide some of its names).
+ */
+static bool unionfs_dir_needs_merge(struct dentry *dentry)
+{
+	const struct cred *old_cred;
+	bool ret;
+
+	if (unionfs_dir_is_merged(dentry))
+		return true;
+	if (unionfs_upper(dentry))
+		return false;
+	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
+	ret = unionfs_ns_dir_exists(dentry);
+	revert_creds(old_cred);
+	return ret;
+}
+
+/* Call @fn for each name of a merged listing, until it returns false. */
+int unionfs_dir_iterate_merged(struct dentry *dentry,
+			       bool (*fn)(void *arg, const char *name, int len,
+					  u64 ino, unsigned int type),
+			       void *arg)
+{
+	struct unionfs_rdcache *cache;
+	struct unionfs_rdent *e;
+
+	cache = unionfs_rdcache_build(dentry);
+	if (IS_ERR(cache))
+		return PTR_ERR(cache);
+	list_for_each_entry(e, &cache->entries, list)
+		if (!e->hidden && !fn(arg, e->name, e->len, e->ino, e->type))
+			break;
+	unionfs_rdcache_free(cache);
+	return 0;
 }
 
 static int unionfs_dir_open(struct inode *inode, struct file *file)
@@ -308,9 +416,11 @@ static int unionfs_dir_open(struct inode *inode, struct file *file)
 	df = kzalloc(sizeof(*df), GFP_KERNEL);
 	if (!df)
 		return -ENOMEM;
-	if (!unionfs_dir_is_merged(dentry)) {
-		realfile = dentry_open(unionfs_lower_path(dentry), file->f_flags,
-				       current_cred());
+	if (!unionfs_dir_needs_merge(dentry)) {
+		struct path real;
+
+		unionfs_real_path(dentry, &real);
+		realfile = dentry_open(&real, file->f_flags, current_cred());
 		if (IS_ERR(realfile)) {
 			kfree(df);
 			return PTR_ERR(realfile);

@@ -2,9 +2,11 @@
 /*
  * odf-unionfs: filesystem type, superblock, mount and remount.
  *
- * This version mounts a single read-only branch as a pass-through union;
- * every configuration it cannot serve yet is refused at mount with
- * -EINVAL and one kernel-log line that names the option.
+ * A read-write union writes to its first branch (the upper branch), which
+ * must be rw; the other branches are only read, whatever their mode.  A
+ * read-only union writes nothing, to the branches or to the ODF.  Every
+ * configuration that cannot be served is refused at mount with the right
+ * errno and one kernel-log line that names the problem.
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -27,6 +29,7 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 		kfree(sbi->branches[i].name);
 	}
 	kfree(sbi->branches);
+	unionfs_odf_stop(sbi);
 	unionfs_odf_close(sbi);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
@@ -74,25 +77,22 @@ const struct super_operations unionfs_sops = {
 };
 
 /*
- * What this version cannot do yet is refused here, before anything is
+ * Options that cannot work together are refused here, before anything is
  * resolved, so a refused mount touches nothing.
  */
 static int unionfs_check_supported(struct fs_context *fc,
 				   const struct unionfs_options *opts)
 {
-	unsigned int i;
-
 	if (!opts->odf)
 		return invalfc(fc,
 			       "missing odf= option: name the ODF volume (block device or directory)");
 	if (!opts->nbranches)
 		return invalfc(fc, "missing dirs= option: name at least one branch");
-	for (i = 0; i < opts->nbranches; i++)
-		if (opts->branches[i].mode == UNIONFS_BR_RW &&
-		    !(fc->sb_flags & SB_RDONLY))
-			return invalfc(fc,
-				       "branch '%s' is rw, but this version mounts only read-only unions: use =ro or -o ro",
-				       opts->branches[i].path);
+	if (opts->branches[0].mode != UNIONFS_BR_RW &&
+	    !(fc->sb_flags & SB_RDONLY))
+		return invalfc(fc,
+			       "the first branch '%s' must be rw for a read-write union: mark it =rw, or mount with -o ro",
+			       opts->branches[0].path);
 	return 0;
 }
 
@@ -172,6 +172,9 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;	/* freed by unionfs_kill_sb, also on failure */
 
+	mutex_init(&sbi->odf_lock);
+	mutex_init(&sbi->imap_lock);
+	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);
 	sbi->odf_name = kstrdup(opts->odf, GFP_KERNEL);
 	sbi->branches = kcalloc(opts->nbranches, sizeof(*sbi->branches),
 				GFP_KERNEL);
@@ -216,18 +219,24 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_op = &unionfs_sops;
 	sb->s_d_op = &unionfs_dops;
 	sb->s_xattr = unionfs_xattr_handlers;
-	sb->s_flags |= SB_RDONLY | SB_NOSEC;
+	sb->s_flags |= SB_NOSEC;
 
 	di = unionfs_alloc_dinfo(sbi->nbranches);
 	if (!di)
 		return -ENOMEM;
-	for (i = 0; i < sbi->nbranches; i++) {
-		di->lower[i].path = sbi->branches[i].root;
-		path_get(&di->lower[i].path);
-		di->lower[i].bindex = i;
-		di->lower[i].positive = true;
-		di->nlower++;
+	if (sbi->has_upper) {
+		di->upper = dget(sbi->branches[0].root.dentry);
+		di->upper_positive = true;
 	}
+	for (i = sbi->has_upper ? 1 : 0; i < sbi->nbranches; i++) {
+		struct unionfs_lower *l = &di->lower[di->nlower++];
+
+		l->path = sbi->branches[i].root;
+		path_get(&l->path);
+		l->bindex = i;
+		l->positive = true;
+	}
+	di->top = sbi->has_upper ? di->nlower : 0;
 	root_inode = unionfs_iget(sb, ODF_UINO_ROOT,
 				  d_inode(sbi->branches[0].root.dentry), 0);
 	if (IS_ERR(root_inode)) {
@@ -250,10 +259,12 @@ static int unionfs_get_tree(struct fs_context *fc)
 
 static int unionfs_reconfigure(struct fs_context *fc)
 {
-	sync_filesystem(fc->root->d_sb);
-	if (!(fc->sb_flags & SB_RDONLY))
+	struct super_block *sb = fc->root->d_sb;
+
+	sync_filesystem(sb);
+	if (!(fc->sb_flags & SB_RDONLY) && !UNIONFS_SB(sb)->has_upper)
 		return invalfc(fc,
-			       "this version supports only read-only unions: remount with -o ro");
+			       "a union mounted read-only cannot be remounted read-write: unmount it and mount it rw");
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/mutex.h>
 #include <linux/path.h>
 #include <odf/odf_format.h>
 #include "compat.h"
@@ -44,20 +45,37 @@ struct unionfs_branch {
 	struct path root;
 	enum unionfs_branch_mode mode;
 	u16 id;			/* persistent branch id (ODF branch table) */
+	int slot;		/* its slot in the ODF branch table, -1 if new */
 	char *name;		/* the path as given in dirs=, for show_options */
 };
 
 struct unionfs_sb_info {
 	unsigned int nbranches;
 	struct unionfs_branch *branches;
+	bool has_upper;		/* rw union: branch 0 takes every write */
 	char *odf_name;		/* odf= as given, for show_options */
 	struct path odf;	/* the ODF volume's root, a private mount */
+	struct path ns;		/* its /ns */
+	struct path reclaim;	/* its /reclaim */
+	struct file *super_file;	/* /superblock, rw unions */
+	struct odf_super *odf_sb;	/* the header as last written */
+	bool odf_was_mounted;	/* the previous session did not end cleanly */
+	bool odf_failed;	/* damage found: the ODF takes no more writes */
+	struct mutex odf_lock;	/* serialises ODF namespace and header writes */
+	struct mutex imap_lock;	/* serialises inode map access */
+	struct path imap_dir;	/* /imap (rw unions) */
+	struct file *imap[2];	/* /imap/forward, /imap/reverse (rw unions) */
+	struct odf_map_header imap_hdr[2];	/* their headers as last written */
+	void *imap_buf;		/* one bucket, under imap_lock */
+	u64 reclaim_seq;	/* names of reclaim entries made this session */
 	const struct cred *creator_cred;	/* for work on the branches */
 };
 
 struct unionfs_inode_info {
-	struct inode *lower;	/* the object on the branch that shows it */
-	unsigned int bindex;	/* index of that branch */
+	struct inode *lower;	/* the object that backs this inode now */
+	struct inode *origin;	/* the lower object it was copied up from */
+	unsigned int bindex;	/* index of the branch of @lower */
+	struct mutex copyup_lock;
 	struct inode vfs_inode;
 };
 
@@ -69,15 +87,28 @@ struct unionfs_lower {
 };
 
 /*
- * d_fsdata of every union dentry: the dentries of the name on each branch
- * that was searched, in priority order.  The first positive one is what
- * the union shows; for a directory, every positive directory below it
- * (up to an opaque one) is merged into it.  Negative entries are kept so
- * a name that appears in a branch behind the union's back is noticed.
+ * d_fsdata of every union dentry.
+ *
+ * @upper is the name's dentry on the upper branch (rw unions only): NULL
+ * when the parent had no upper directory at lookup, else a dentry that
+ * may be negative.  It is set once and then only turns positive (create,
+ * copy-up), published with release semantics so lockless readers see a
+ * complete dentry.
+ *
+ * @lower holds the dentries found on the other branches, in priority
+ * order, negative ones too (kept so a name that appears in a branch
+ * behind the union's back is noticed); it never changes after lookup.
+ * When the upper dentry is not positive, lower[top] is what the union
+ * shows; for a directory, every positive directory after it is merged.
  */
 struct unionfs_dentry_info {
+	struct dentry *upper;
+	bool upper_positive;	/* what the union believes of @upper */
+	bool invalid;		/* renamed: look the name up again */
+	struct dentry *alias;	/* the upper copy of a lower hard link */
+	unsigned int ns_flags;	/* ODF_NODE_* of the name's ODF node at lookup */
 	unsigned int nlower;
-	unsigned int top;	/* index of the shown entry; nlower if negative */
+	unsigned int top;	/* index of the shown entry; nlower if none */
 	struct unionfs_lower lower[];
 };
 
@@ -93,7 +124,7 @@ static inline struct unionfs_inode_info *UNIONFS_I(const struct inode *inode)
 
 static inline struct inode *unionfs_lower_inode(const struct inode *inode)
 {
-	return UNIONFS_I(inode)->lower;
+	return READ_ONCE(UNIONFS_I(inode)->lower);
 }
 
 static inline struct unionfs_dentry_info *UNIONFS_D(const struct dentry *dentry)
@@ -101,10 +132,19 @@ static inline struct unionfs_dentry_info *UNIONFS_D(const struct dentry *dentry)
 	return dentry->d_fsdata;
 }
 
+/* The upper branch dentry of a union name if it is positive, else NULL. */
+static inline struct dentry *unionfs_upper(const struct dentry *dentry)
+{
+	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct dentry *upper = smp_load_acquire(&di->upper);
+
+	return upper && d_is_positive(upper) ? upper : NULL;
+}
+
 /*
- * The branch object a union dentry shows, or NULL for a negative one.
- * Fixed at lookup: a lower dentry that changes later makes the union
- * dentry fail revalidation instead.
+ * The lower branch object a union dentry shows when nothing is on the
+ * upper branch, or NULL.  Fixed at lookup: a lower dentry that changes
+ * later makes the union dentry fail revalidation instead.
  */
 static inline const struct unionfs_lower *
 unionfs_top_lower(const struct dentry *dentry)
@@ -114,15 +154,52 @@ unionfs_top_lower(const struct dentry *dentry)
 	return di->top < di->nlower ? &di->lower[di->top] : NULL;
 }
 
-static inline const struct path *unionfs_lower_path(const struct dentry *dentry)
-{
-	return &unionfs_top_lower(dentry)->path;
-}
-
 static inline struct unionfs_branch *unionfs_branch(const struct super_block *sb,
 						    unsigned int bindex)
 {
 	return &UNIONFS_SB(sb)->branches[bindex];
+}
+
+static inline struct vfsmount *unionfs_upper_mnt(const struct super_block *sb)
+{
+	return UNIONFS_SB(sb)->branches[0].root.mnt;
+}
+
+/*
+ * The branch object a positive union dentry shows: the upper one if it
+ * exists, else the top lower one.  The path is not referenced.
+ */
+static inline void unionfs_real_path(const struct dentry *dentry,
+				     struct path *path)
+{
+	struct dentry *upper = unionfs_upper(dentry);
+
+	if (!upper)
+		upper = UNIONFS_D(dentry)->alias;
+	if (upper) {
+		path->mnt = unionfs_upper_mnt(dentry->d_sb);
+		path->dentry = upper;
+	} else {
+		*path = unionfs_top_lower(dentry)->path;
+	}
+}
+
+static inline unsigned int unionfs_real_bindex(const struct dentry *dentry)
+{
+	return unionfs_upper(dentry) || UNIONFS_D(dentry)->alias ? 0 :
+	       unionfs_top_lower(dentry)->bindex;
+}
+
+/* Does the name show an object that is on a branch other than the upper? */
+static inline bool unionfs_has_lower(const struct dentry *dentry)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	unsigned int i;
+
+	for (i = 0; i < di->nlower; i++)
+		if (di->lower[i].positive)
+			return true;
+	return false;
 }
 
 /* options.c */
@@ -137,27 +214,90 @@ int unionfs_odf_resolve(struct fs_context *fc, struct unionfs_sb_info *sbi,
 			struct path *user_path);
 int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		     const struct path *user_path);
+
+void unionfs_odf_stop(struct unionfs_sb_info *sbi);
 void unionfs_odf_close(struct unionfs_sb_info *sbi);
+void unionfs_odf_error(struct super_block *sb, const char *what, int err);
+u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
+int unionfs_odf_fsync_dir(const struct path *dir);
+
+/* ns.c: the namespace tree /ns (whiteouts, opaque and redirect markers) */
+#define UNIONFS_NS_DIR	0x0100	/* the node is a directory (any record) */
+struct unionfs_ns_node {
+	unsigned int flags;	/* ODF_NODE_*; 0 = no node */
+	char *redirect;		/* REDIRECT: the union path (kmalloc) */
+};
+int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node);
+bool unionfs_ns_dir_exists(struct dentry *dentry);
+int unionfs_ns_whiteout(struct dentry *dentry, bool commit);
+int unionfs_ns_opaque(struct dentry *dentry);
+int unionfs_ns_remove(struct dentry *dentry);
+int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
+		       const char *redirect);
+int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange);
+int unionfs_ns_list_whiteouts(struct dentry *dir,
+			      int (*fn)(void *arg, const char *name, int len),
+			      void *arg);
+int unionfs_reclaim_all(struct unionfs_sb_info *sbi);
+char *unionfs_union_path(struct dentry *dentry, char *buf, int len);
+
+/* imap.c: the inode maps /imap/forward and /imap/reverse */
+int unionfs_imap_open(struct unionfs_sb_info *sbi);
+void unionfs_imap_close(struct unionfs_sb_info *sbi);
+int unionfs_imap_find(struct unionfs_sb_info *sbi, int map, u16 branch,
+		      u64 ino, struct odf_map_rec *rec);
+int unionfs_imap_put(struct unionfs_sb_info *sbi, int map,
+		     const struct odf_map_rec *rec);
+int unionfs_imap_del(struct unionfs_sb_info *sbi, int map, u16 branch, u64 ino);
+struct dentry *unionfs_imap_find_copy(struct super_block *sb,
+				      unsigned int bindex, struct inode *lower,
+				      u64 *uino);
+int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
+			     unsigned int lbindex, struct inode *lower,
+			     struct dentry *upper);
+void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
+
+/* copyup.c */
+int unionfs_copy_up(struct dentry *dentry);
+int unionfs_copy_up_truncate(struct dentry *dentry);
 
 /* dentry.c */
 extern const struct dentry_operations unionfs_dops;
 struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower);
 void unionfs_free_dinfo(struct unionfs_dentry_info *di);
+void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 
 /* namei.c */
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags);
+int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
+		   struct inode *lower, u64 *uino);
+
+/* dir.c: operations that change the union namespace */
+extern const struct inode_operations unionfs_dir_iops;
+const struct cred *unionfs_override_creds(struct super_block *sb);
+const struct cred *unionfs_create_creds(struct super_block *sb);
+struct dentry *unionfs_lookup_upper(struct dentry *dentry);
+int unionfs_check_empty(struct dentry *dentry);
 
 /* inode.c */
-extern const struct inode_operations unionfs_dir_iops;
 extern const struct inode_operations unionfs_file_iops;
 extern const struct inode_operations unionfs_symlink_iops;
 extern const struct inode_operations unionfs_special_iops;
 extern const struct xattr_handler *unionfs_xattr_handlers[];
 int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 		 u64 *uino);
+int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
+		     u64 lower_ino, u64 *uino);
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 			   unsigned int bindex);
+void unionfs_inode_copied_up(struct inode *inode, struct inode *upper);
+int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
+		    struct iattr *attr);
+int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
+		    struct kstat *stat, u32 request_mask, unsigned int flags);
+int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask);
+ssize_t unionfs_listxattr(struct dentry *dentry, char *list, size_t size);
 int unionfs_init_inode_cache(void);
 void unionfs_destroy_inode_cache(void);
 struct inode *unionfs_alloc_inode(struct super_block *sb);
@@ -170,5 +310,9 @@ extern const struct file_operations unionfs_file_fops;
 /* readdir.c */
 extern const struct file_operations unionfs_dir_fops;
 bool unionfs_dir_is_merged(const struct dentry *dentry);
+int unionfs_dir_iterate_merged(struct dentry *dentry,
+			       bool (*fn)(void *arg, const char *name, int len,
+					  u64 ino, unsigned int type),
+			       void *arg);
 
 #endif /* _UNIONFS_H */

@@ -25,17 +25,16 @@ EINVAL|odf=$ODF_DEV,dirs=mnt/b0=ro|is not an absolute path
 EINVAL|odf=$ODF_DEV,dirs=$br=ro,dirs=$br=ro|dirs= given twice
 EINVAL|odf=$ODF_DEV,odf=$ODF_DEV,dirs=$br=ro|odf= given twice
 EINVAL|odf=$ODF_DEV,dirs=$long|names 65 branches, at most 64
-EINVAL|odf=$ODF_DEV,dirs=$br=ro:/mnt=ro|branches '$br' and '/mnt' overlap
-EINVAL|odf=$ODF_DEV,dirs=$br/sub=ro:$br=ro|branches '$br/sub' and '$br' overlap
-EINVAL|odf=$ODF_DEV,dirs=$br=ro:$br=ro|branches '$br' and '$br' overlap
-EINVAL|odf=$br/sub,dirs=$br=ro|ODF '$br/sub' and branch '$br' overlap
-EINVAL|odf=$ODF_DEV,dirs=$br=ro:/tmp=rw|branch '/tmp' is rw
-EINVAL|odf=$ODF_DEV,dirs=$br=rw|branch '$br' is rw
-EINVAL|odf=$ODF_DEV,dirs=$br|branch '$br' is rw
-ENOENT|odf=$ODF_DEV,dirs=/mnt/nonexistent=ro|cannot find branch '/mnt/nonexistent' (error -2)
-ENOTDIR|odf=$ODF_DEV,dirs=$br/file=ro|branch '$br/file' is not a directory
-ENOENT|odf=/dev/nonexistent,dirs=$br=ro|cannot find ODF '/dev/nonexistent'
-EINVAL|odf=/tmp/notadir,dirs=$br=ro|is neither a block device nor a directory"
+EINVAL|odf=$ODF_DEV,dirs=$br=rw:/mnt=ro|branches '$br' and '/mnt' overlap
+EINVAL|odf=$ODF_DEV,dirs=$br/sub=rw:$br=ro|branches '$br/sub' and '$br' overlap
+EINVAL|odf=$ODF_DEV,dirs=$br=rw:$br=ro|branches '$br' and '$br' overlap
+EINVAL|odf=$br/sub,dirs=$br=rw|ODF '$br/sub' and branch '$br' overlap
+EINVAL|odf=$ODF_DEV,dirs=$br=ro:/tmp=rw|the first branch '$br' must be rw
+EINVAL|odf=$ODF_DEV,dirs=$br=ro|the first branch '$br' must be rw
+ENOENT|odf=$ODF_DEV,dirs=/mnt/nonexistent=rw|cannot find branch '/mnt/nonexistent' (error -2)
+ENOTDIR|odf=$ODF_DEV,dirs=$br/file=rw|branch '$br/file' is not a directory
+ENOENT|odf=/dev/nonexistent,dirs=$br=rw|cannot find ODF '/dev/nonexistent'
+EINVAL|odf=/tmp/notadir,dirs=$br=rw|is neither a block device nor a directory"
 
 n=0
 while IFS='|' read -r want opts text; do
@@ -58,11 +57,12 @@ got=$(sysmount mount none $u unionfs ro "odf=$ODF_DEV,dirs=$br")
 expect_eq "ro mount of an rw branch" OK "$got"
 expect_eq "content" data "$(cat $u/file)"
 
-# Remount: ro stays allowed; rw and branch changes are refused, clearly.
+# Remount: ro stays allowed; a union mounted ro cannot become rw (it has
+# no upper branch session on the ODF), and branch changes are refused.
 expect_eq "remount ro" OK "$(sysmount remount $u ro)"
 klog_mark
 expect_eq "remount rw" EINVAL "$(sysmount remount $u none)"
-klog_new | grep -q 'unionfs: this version supports only read-only unions' ||
+klog_new | grep -q 'unionfs: a union mounted read-only cannot be remounted read-write' ||
 	fail "remount rw: no log line"
 klog_mark
 expect_eq "remount dirs=" EINVAL "$(sysmount remount $u ro "dirs=$br=ro")"

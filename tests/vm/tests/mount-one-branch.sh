@@ -20,7 +20,7 @@ chown 1000:1000 $br/dir/big
 mount -o remount,ro $br
 mkodf_dev "$ODF_DEV"
 
-mount -t unionfs -o odf="$ODF_DEV",dirs=$br=ro none $u ||
+mount -t unionfs -o ro,odf="$ODF_DEV",dirs=$br=ro none $u ||
 	fail "mount failed: $(dmesg | tail -n 1)"
 
 # Same tree: names, types, sizes, modes, owners, link counts.

@@ -63,7 +63,7 @@ mkodf_dev "$ODF_DEV"
 try EINVAL "odf=$ODF_DEV,dirs=$br=ro" "unsupported incompatible features 0x80"
 mkodf_dev "$ODF_DEV"
 "$ODFEDIT" "$ODF_DEV" sb-set feature_ro_compat 0x40
-try EROFS "odf=$ODF_DEV,dirs=$br=ro" "can only be mounted read-only" none
+try EROFS "odf=$ODF_DEV,dirs=$br=rw" "can only be mounted read-only" none
 try OK "odf=$ODF_DEV,dirs=$br=ro" "" ro
 umount $u || fail "umount"
 "$ODFEDIT" "$ODF_DEV" sb-set feature_compat 0x20

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * odf-unionfs: copy-up (docs/odf-format.md section 9.6).
+ *
+ * An object that lives only on a lower branch is copied to the upper
+ * branch before anything changes it: parents first (directories, with
+ * their attributes), then the object.  A regular file is written into an
+ * O_TMPFILE in the upper parent (data with its holes, extended
+ * attributes, owner, mode, times), its inode map records are committed,
+ * and only then is it linked at its name, so a crash never leaves a
+ * partial file visible and the copy keeps the union inode number.
+ */
+#define pr_fmt(fmt) "unionfs: " fmt
+
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs_stack.h>
+#include <linux/namei.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/splice.h>
+#include <linux/xattr.h>
+#include "unionfs.h"
+
+#define UNIONFS_COPY_CHUNK	(1 << 20)
+
+/* Copy the data ranges of @in to @out; holes are skipped (stay holes). */
+static int unionfs_copy_data(struct file *in, struct file *out, loff_t size)
+{
+	bool seek_data = in->f_mode & FMODE_LSEEK;
+	loff_t pos = 0;
+
+	while (pos < size) {
+		loff_t data = pos, end = size, opos;
+		long n;
+
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (seek_data) {
+			data = vfs_llseek(in, pos, SEEK_DATA);
+			if (data == -ENXIO)
+				break;		/* a hole up to the end */
+			if (data < 0) {
+				seek_data = false;
+				data = pos;
+			} else {
+				end = vfs_llseek(in, data, SEEK_HOLE);
+				if (end < 0 || end > size)
+					end = size;
+			}
+		}
+		pos = data;
+		while (pos < end) {
+			size_t len = min_t(loff_t, end - pos, UNIONFS_COPY_CHUNK);
+
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			opos = pos;
+			n = do_splice_direct(in, &pos, out, &opos, len, 0);
+			if (n < 0)
+				return n;
+			if (n == 0)
+				return 0;	/* the file shrank under us */
+			cond_resched();
+		}
+	}
+	return 0;
+}
+
+/* Copy every extended attribute the upper branch accepts. */
+static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
+			       struct dentry *upper)
+{
+	unionfs_idmap_t *lidmap = unionfs_mnt_idmap(lower->mnt);
+	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
+	ssize_t list_size, size;
+	char *names, *name, *value = NULL;
+	size_t vsize = 0;
+	int err = 0;
+
+	list_size = vfs_listxattr(lower->dentry, NULL, 0);
+	if (list_size <= 0)
+		return list_size == -EOPNOTSUPP ? 0 : list_size;
+	names = kvzalloc(list_size, GFP_KERNEL);
+	if (!names)
+		return -ENOMEM;
+	list_size = vfs_listxattr(lower->dentry, names, list_size);
+	if (list_size < 0) {
+		err = list_size;
+		goto out;
+	}
+	for (name = names; name < names + list_size && !err;
+	     name += strlen(name) + 1) {
+		size = vfs_getxattr(lidmap, lower->dentry, name, NULL, 0);
+		if (size == -ENODATA)
+			continue;
+		if (size < 0) {
+			err = size;
+			break;
+		}
+		if (size > vsize) {
+			kvfree(value);
+			vsize = size;
+			value = kvmalloc(vsize ?: 1, GFP_KERNEL);
+			if (!value) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		size = vfs_getxattr(lidmap, lower->dentry, name, value, size);
+		if (size < 0) {
+			err = size;
+			break;
+		}
+		err = vfs_setxattr(uidmap, upper, name, value, size, 0);
+		if (err == -EOPNOTSUPP) {
+			pr_warn_ratelimited("copy-up: branch '%s' does not support the extended attribute '%s'; not copied\n",
+					    unionfs_branch(sb, 0)->name, name);
+			err = 0;
+		}
+	}
+out:
+	kvfree(value);
+	kvfree(names);
+	return err;
+}
+
+/* Owner, then mode (a chown may clear set-id bits), then times. */
+static int unionfs_copy_attrs(struct super_block *sb, struct dentry *upper,
+			      const struct kstat *st)
+{
+	unionfs_idmap_t *idmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
+	struct iattr attr = {
+		.ia_valid = ATTR_UID | ATTR_GID,
+		.ia_uid = st->uid,
+		.ia_gid = st->gid,
+	};
+	int err;
+
+	inode_lock(d_inode(upper));
+	err = notify_change(idmap, upper, &attr, NULL);
+	if (!err && !S_ISLNK(st->mode)) {
+		attr.ia_valid = ATTR_MODE;
+		attr.ia_mode = st->mode;
+		err = notify_change(idmap, upper, &attr, NULL);
+	}
+	if (!err) {
+		attr.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
+				ATTR_MTIME_SET;
+		attr.ia_atime = st->atime;
+		attr.ia_mtime = st->mtime;
+		err = notify_change(idmap, upper, &attr, NULL);
+	}
+	inode_unlock(d_inode(upper));
+	return err;
+}
+
+/* A regular file: O_TMPFILE, data, xattrs, attributes, maps, link. */
+static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
+			       unsigned int lbindex, const struct kstat *st,
+			       const struct path *uparent, struct dentry *ud,
+			       bool data)
+{
+	struct super_block *sb = dentry->d_sb;
+	unionfs_idmap_t *idmap = unionfs_mnt_idmap(uparent->mnt);
+	struct inode *udir = d_inode(uparent->dentry);
+	struct file *in, *tmp;
+	struct dentry *td;
+	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = st->size };
+	int err;
+
+	tmp = vfs_tmpfile_open(idmap, uparent, S_IFREG | 0600,
+			       O_LARGEFILE | O_WRONLY, current_cred());
+	if (IS_ERR(tmp))
+		return PTR_ERR(tmp);
+	td = tmp->f_path.dentry;
+	err = 0;
+	if (data && st->size) {
+		inode_lock(d_inode(td));
+		err = notify_change(idmap, td, &attr, NULL);
+		inode_unlock(d_inode(td));
+		in = err ? NULL : dentry_open(lower, O_RDONLY | O_LARGEFILE,
+					      current_cred());
+		if (IS_ERR(in))
+			err = PTR_ERR(in);
+		else if (in) {
+			err = unionfs_copy_data(in, tmp, st->size);
+			fput(in);
+		}
+	}
+	if (!err)
+		err = unionfs_copy_xattrs(sb, lower, td);
+	if (!err)
+		err = unionfs_copy_attrs(sb, td, st);
+	if (!err)
+		err = vfs_fsync(tmp, 0);
+	if (!err)
+		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
+					       lbindex, d_inode(lower->dentry),
+					       td);
+	if (!err) {
+		inode_lock_nested(udir, I_MUTEX_PARENT);
+		err = vfs_link(td, idmap, udir, ud, NULL);
+		inode_unlock(udir);
+	}
+	fput(tmp);
+	return err;
+}
+
+/* Anything else is created at its name, then given its attributes. */
+static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower,
+				 unsigned int lbindex, const struct kstat *st,
+				 const struct path *uparent, struct dentry *ud)
+{
+	struct super_block *sb = dentry->d_sb;
+	unionfs_idmap_t *idmap = unionfs_mnt_idmap(uparent->mnt);
+	struct inode *udir = d_inode(uparent->dentry);
+	DEFINE_DELAYED_CALL(done);
+	const char *link = NULL;
+	int err;
+
+	if (S_ISLNK(st->mode)) {
+		link = vfs_get_link(lower->dentry, &done);
+		if (IS_ERR(link))
+			return PTR_ERR(link);
+	}
+	inode_lock_nested(udir, I_MUTEX_PARENT);
+	switch (st->mode & S_IFMT) {
+	case S_IFDIR:
+		err = vfs_mkdir(idmap, udir, ud, 0700);
+		if (!err && d_unhashed(ud))
+			err = -EIO;	/* every branch fs we support keeps it */
+		break;
+	case S_IFLNK:
+		err = vfs_symlink(idmap, udir, ud, link);
+		break;
+	default:
+		err = vfs_mknod(idmap, udir, ud, st->mode & S_IFMT, st->rdev);
+		break;
+	}
+	inode_unlock(udir);
+	do_delayed_call(&done);
+	if (err)
+		return err;
+	err = unionfs_copy_xattrs(sb, lower, ud);
+	if (!err)
+		err = unionfs_copy_attrs(sb, ud, st);
+	if (!err)
+		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
+					       lbindex, d_inode(lower->dentry),
+					       ud);
+	return err;
+}
+
+/*
+ * Other cached names of the inode (lower hard links) still show the lower
+ * object: make them look their name up again, which finds the copy.
+ */
+static void unionfs_invalidate_aliases(struct inode *inode,
+				       struct dentry *dentry)
+{
+	struct dentry *alias;
+
+	if (S_ISDIR(inode->i_mode))
+		return;
+	spin_lock(&inode->i_lock);
+	hlist_for_each_entry(alias, &inode->i_dentry, d_u.d_alias)
+		if (alias != dentry && alias->d_fsdata)
+			WRITE_ONCE(UNIONFS_D(alias)->invalid, true);
+	spin_unlock(&inode->i_lock);
+}
+
+/* Copy up @dentry, whose parent is on the upper branch already. */
+static int unionfs_copy_up_one(struct dentry *dentry, bool data)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct inode *inode = d_inode(dentry);
+	struct dentry *parent, *ud;
+	struct path lower, uparent;
+	const struct cred *old_cred;
+	unsigned int lbindex;
+	struct kstat st;
+	int err;
+
+	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	if (unionfs_upper(dentry)) {
+		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+		return 0;
+	}
+	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
+	lower = unionfs_top_lower(dentry)->path;
+	lbindex = unionfs_top_lower(dentry)->bindex;
+	err = vfs_getattr(&lower, &st, STATX_BASIC_STATS, AT_STATX_SYNC_AS_STAT);
+	if (err)
+		goto out;
+
+	parent = dget_parent(dentry);
+	uparent.mnt = unionfs_upper_mnt(sb);
+	uparent.dentry = unionfs_upper(parent);
+	err = -ENOENT;
+	if (!uparent.dentry)
+		goto out_parent;
+	inode_lock_nested(d_inode(uparent.dentry), I_MUTEX_PARENT);
+	ud = lookup_one_len(dentry->d_name.name, uparent.dentry,
+			    dentry->d_name.len);
+	inode_unlock(d_inode(uparent.dentry));
+	err = PTR_ERR_OR_ZERO(ud);
+	if (err)
+		goto out_parent;
+	if (d_is_positive(ud) || (di->upper && di->upper != ud)) {
+		/* Created on the branch behind the union's back. */
+		dput(ud);
+		err = -ESTALE;
+		goto out_parent;
+	}
+	if (di->alias) {
+		/* Another name was copied up: this one is a link to it. */
+		inode_lock_nested(d_inode(uparent.dentry), I_MUTEX_PARENT);
+		err = vfs_link(di->alias, unionfs_mnt_idmap(uparent.mnt),
+			       d_inode(uparent.dentry), ud, NULL);
+		inode_unlock(d_inode(uparent.dentry));
+		if (!err && d_is_negative(ud))
+			err = -EIO;
+		if (err) {
+			dput(ud);
+			goto out_parent;
+		}
+		unionfs_set_upper(dentry, ud);
+		goto out_parent;
+	} else if (S_ISREG(st.mode))
+		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st,
+					  &uparent, ud, data);
+	else
+		err = unionfs_copy_up_other(dentry, &lower, lbindex, &st,
+					    &uparent, ud);
+	if (!err && d_is_negative(ud))
+		err = -EIO;
+	if (err) {
+		dput(ud);
+		goto out_parent;
+	}
+	unionfs_inode_copied_up(inode, d_inode(ud));
+	unionfs_set_upper(dentry, ud);
+	unionfs_invalidate_aliases(inode, dentry);
+	fsstack_copy_attr_times(d_inode(parent), d_inode(uparent.dentry));
+out_parent:
+	dput(parent);
+out:
+	revert_creds(old_cred);
+	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	if (err && err != -EINTR)
+		pr_warn_ratelimited("copy-up of '%pd' failed (error %d)\n",
+				    dentry, err);
+	return err;
+}
+
+static int unionfs_copy_up_data(struct dentry *dentry, bool data)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	int err = 0;
+
+	if (!sbi->has_upper || sb_rdonly(dentry->d_sb))
+		return -EROFS;
+	if (READ_ONCE(sbi->odf_failed))
+		return -EIO;
+	/* Parents first, from the highest one that is not on the upper. */
+	while (!err && !unionfs_upper(dentry)) {
+		struct dentry *d = dget(dentry), *parent;
+
+		for (;;) {
+			parent = dget_parent(d);
+			if (unionfs_upper(parent))
+				break;
+			dput(d);
+			d = parent;
+		}
+		dput(parent);
+		err = unionfs_copy_up_one(d, data || d != dentry);
+		dput(d);
+	}
+	return err;
+}
+
+int unionfs_copy_up(struct dentry *dentry)
+{
+	return unionfs_copy_up_data(dentry, true);
+}
+
+/* For an open with O_TRUNC: the data would be thrown away. */
+int unionfs_copy_up_truncate(struct dentry *dentry)
+{
+	return unionfs_copy_up_data(dentry, false);
+}

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * odf-unionfs: the inode maps /imap/forward and /imap/reverse
+ * (docs/odf-format.md section 6).
+ *
+ * Two hash tables of 256-byte records in 4096-byte buckets, probed
+ * linearly bucket by bucket; one bucket is read per probe, so memory does
+ * not grow with the map.  Records exist only for the exceptions to the
+ * deterministic numbers: copies (UPPER, COPIED, REVERSE) and lower inode
+ * numbers too large for 48 bits (BIGINO).
+ *
+ * Locking: imap_lock serialises every access.  It is never taken while a
+ * branch lock is held (readdir translates numbers after the branch
+ * directory is unlocked), because growing a map locks the ODF's /imap.
+ */
+#define pr_fmt(fmt) "unionfs: " fmt
+
+#include <linux/crc32c.h>
+#include <linux/exportfs.h>
+#include <linux/fs.h>
+#include <linux/namei.h>
+#include <asm/unaligned.h>
+#include <linux/slab.h>
+#include "unionfs.h"
+
+static const char *const unionfs_imap_names[2] = {
+	ODF_PATH_IMAP_FWD, ODF_PATH_IMAP_REV
+};
+
+static u32 unionfs_imap_hash(u32 seed, u16 branch, u64 ino)
+{
+	u8 key[10];
+
+	put_unaligned_le16(branch, key);
+	put_unaligned_le64(ino, key + 2);
+	return crc32c(seed, key, sizeof(key));
+}
+
+static u32 unionfs_mrec_crc(const struct odf_map_rec *r)
+{
+	return unionfs_odf_crc(r, sizeof(*r), offsetof(struct odf_map_rec, mr_crc));
+}
+
+static bool unionfs_mrec_is(const struct odf_map_rec *r, u16 branch, u64 ino)
+{
+	return r->mr_state == ODF_MREC_USED &&
+	       le16_to_cpu(r->mr_key_branch) == branch &&
+	       le64_to_cpu(r->mr_key_ino) == ino;
+}
+
+static int unionfs_imap_read(struct file *f, void *buf, size_t len, loff_t pos)
+{
+	ssize_t n = kernel_read(f, buf, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EUCLEAN;
+}
+
+static int unionfs_imap_write(struct file *f, const void *buf, size_t len,
+			      loff_t pos)
+{
+	ssize_t n = kernel_write(f, buf, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EIO;
+}
+
+static int unionfs_imap_check_header(const struct odf_map_header *h, int kind,
+				     loff_t size)
+{
+	u32 nb = le32_to_cpu(h->mh_nbuckets);
+
+	if (le32_to_cpu(h->mh_magic) != ODF_MAP_MAGIC ||
+	    le32_to_cpu(h->mh_crc) != unionfs_odf_crc(h, sizeof(*h),
+				offsetof(struct odf_map_header, mh_crc)) ||
+	    le16_to_cpu(h->mh_version) != ODF_FORMAT_VERSION ||
+	    le16_to_cpu(h->mh_kind) != kind ||
+	    le32_to_cpu(h->mh_rec_size) != ODF_MAP_REC_SIZE ||
+	    le32_to_cpu(h->mh_bucket_size) != ODF_BLOCK_SIZE ||
+	    nb < ODF_MAP_MIN_BUCKETS || nb > ODF_MAP_MAX_BUCKETS ||
+	    (nb & (nb - 1)) || size != ((loff_t)nb + 1) * ODF_BLOCK_SIZE)
+		return -EUCLEAN;
+	return 0;
+}
+
+static int unionfs_imap_write_header(struct file *f, struct odf_map_header *h)
+{
+	h->mh_crc = 0;
+	h->mh_crc = cpu_to_le32(unionfs_odf_crc(h, sizeof(*h),
+				offsetof(struct odf_map_header, mh_crc)));
+	return unionfs_imap_write(f, h, sizeof(*h), 0);
+}
+
+static struct file *unionfs_imap_open_file(struct unionfs_sb_info *sbi,
+					   const char *name)
+{
+	struct path p;
+	struct file *f;
+	int err;
+
+	err = vfs_path_lookup(sbi->imap_dir.dentry, sbi->imap_dir.mnt, name, 0,
+			      &p);
+	if (err)
+		return ERR_PTR(err);
+	f = dentry_open(&p, (sbi->super_file ? O_RDWR : O_RDONLY) | O_LARGEFILE |
+			O_NOATIME, current_cred());
+	path_put(&p);
+	return f;
+}
+
+int unionfs_imap_open(struct unionfs_sb_info *sbi)
+{
+	int m, err;
+
+	err = vfs_path_lookup(sbi->odf.dentry, sbi->odf.mnt, ODF_PATH_IMAP, 0,
+			      &sbi->imap_dir);
+	if (err)
+		return err;
+	sbi->imap_buf = kmalloc(ODF_BLOCK_SIZE, GFP_KERNEL);
+	if (!sbi->imap_buf)
+		return -ENOMEM;
+	for (m = 0; m < 2; m++) {
+		struct file *f = unionfs_imap_open_file(sbi, unionfs_imap_names[m]);
+
+		if (IS_ERR(f)) {
+			pr_err("ODF '%s': cannot open /imap/%s (error %ld)\n",
+			       sbi->odf_name, unionfs_imap_names[m], PTR_ERR(f));
+			return PTR_ERR(f);
+		}
+		sbi->imap[m] = f;
+		err = unionfs_imap_read(f, &sbi->imap_hdr[m],
+					sizeof(sbi->imap_hdr[m]), 0);
+		if (!err)
+			err = unionfs_imap_check_header(&sbi->imap_hdr[m], m + 1,
+							i_size_read(file_inode(f)));
+		if (err) {
+			pr_err("ODF '%s': /imap/%s has a bad header: run odfck\n",
+			       sbi->odf_name, unionfs_imap_names[m]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void unionfs_imap_close(struct unionfs_sb_info *sbi)
+{
+	int m;
+
+	for (m = 0; m < 2; m++) {
+		if (sbi->imap[m])
+			fput(sbi->imap[m]);
+		sbi->imap[m] = NULL;
+	}
+	kfree(sbi->imap_buf);
+	sbi->imap_buf = NULL;
+	path_put(&sbi->imap_dir);
+	sbi->imap_dir.mnt = NULL;
+	sbi->imap_dir.dentry = NULL;
+}
+
+static loff_t unionfs_bucket_pos(u32 b)
+{
+	return ((loff_t)b + 1) * ODF_BLOCK_SIZE;
+}
+
+/*
+ * Walk the probe chain of a key.  Returns the position of the record
+ * with that key (copied to @rec) or -ENOENT; @free gets the position of
+ * the first EMPTY or DELETED slot met (0 if none).
+ */
+static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
+				 u64 ino, struct odf_map_rec *rec, loff_t *free)
+{
+	const struct odf_map_header *h = &sbi->imap_hdr[m];
+	u32 nb = le32_to_cpu(h->mh_nbuckets);
+	u32 b = unionfs_imap_hash(le32_to_cpu(h->mh_hash_seed), branch, ino) &
+		(nb - 1);
+	struct odf_map_rec *r;
+	u32 i, s;
+	int err;
+
+	if (free)
+		*free = 0;
+	for (i = 0; i < nb; i++, b = (b + 1) & (nb - 1)) {
+		bool has_empty = false;
+
+		err = unionfs_imap_read(sbi->imap[m], sbi->imap_buf,
+					ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
+		if (err)
+			return err;
+		for (s = 0; s < ODF_MAP_RECS_PER_BUCKET; s++) {
+			loff_t pos = unionfs_bucket_pos(b) + s * ODF_MAP_REC_SIZE;
+
+			r = sbi->imap_buf + s * ODF_MAP_REC_SIZE;
+			if (r->mr_state != ODF_MREC_USED) {
+				if (free && !*free)
+					*free = pos;
+				if (r->mr_state == ODF_MREC_EMPTY)
+					has_empty = true;
+				continue;
+			}
+			if (!unionfs_mrec_is(r, branch, ino))
+				continue;
+			if (le32_to_cpu(r->mr_crc) != unionfs_mrec_crc(r)) {
+				pr_warn_ratelimited("ODF '%s': damaged record in /imap/%s ignored: run odfck\n",
+						    sbi->odf_name,
+						    unionfs_imap_names[m]);
+				continue;
+			}
+			if (rec)
+				memcpy(rec, r, sizeof(*rec));
+			return pos;
+		}
+		if (has_empty)
+			break;
+	}
+	return -ENOENT;
+}
+
+int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
+		      struct odf_map_rec *rec)
+{
+	loff_t pos;
+
+	if (!sbi->imap[m])
+		return -ENOENT;
+	mutex_lock(&sbi->imap_lock);
+	if (!sbi->imap_hdr[m].mh_nrecords)
+		pos = -ENOENT;
+	else
+		pos = unionfs_imap_probe(sbi, m, branch, ino, rec, NULL);
+	mutex_unlock(&sbi->imap_lock);
+	return pos < 0 ? pos : 0;
+}
+
+/* Place @r in the first EMPTY slot of its chain in the rebuilt map @f. */
+static int unionfs_imap_place(struct file *f, void *buf, u32 nb, u32 seed,
+			      const struct odf_map_rec *r)
+{
+	u32 b = unionfs_imap_hash(seed, le16_to_cpu(r->mr_key_branch),
+				  le64_to_cpu(r->mr_key_ino)) & (nb - 1);
+	u32 i, s;
+	int err;
+
+	for (i = 0; i < nb; i++, b = (b + 1) & (nb - 1)) {
+		err = unionfs_imap_read(f, buf, ODF_BLOCK_SIZE,
+					unionfs_bucket_pos(b));
+		if (err)
+			return err;
+		for (s = 0; s < ODF_MAP_RECS_PER_BUCKET; s++) {
+			struct odf_map_rec *slot = buf + s * ODF_MAP_REC_SIZE;
+
+			if (slot->mr_state == ODF_MREC_EMPTY)
+				return unionfs_imap_write(f, r, sizeof(*r),
+					unionfs_bucket_pos(b) + s * ODF_MAP_REC_SIZE);
+		}
+	}
+	return -ENOSPC;
+}
+
+/*
+ * Rebuild map @m with more buckets into "<name>.new", then rename it over
+ * the map (section 6.4): a crash leaves the old map or the new one.
+ */
+static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
+{
+	struct odf_map_header h = sbi->imap_hdr[m];
+	const char *name = unionfs_imap_names[m];
+	struct dentry *dir = sbi->imap_dir.dentry;
+	struct inode *dinode = d_inode(dir);
+	unionfs_idmap_t *idmap = unionfs_mnt_idmap(sbi->imap_dir.mnt);
+	u64 used = le64_to_cpu(h.mh_nrecords);
+	u32 oldnb = le32_to_cpu(h.mh_nbuckets), nb = oldnb, b, s;
+	char tmpname[32];
+	struct dentry *tmp, *target;
+	struct renamedata rd = {};
+	struct file *nf;
+	struct path p;
+	void *obuf;
+	int err;
+
+	while ((used + 1) * 8 > (u64)nb * ODF_MAP_RECS_PER_BUCKET * 3 &&
+	       nb < ODF_MAP_MAX_BUCKETS)
+		nb <<= 1;
+	if (nb == oldnb && nb < ODF_MAP_MAX_BUCKETS)
+		nb <<= 1;
+	snprintf(tmpname, sizeof(tmpname), "%s%s", name, ODF_TMP_SUFFIX);
+
+	inode_lock_nested(dinode, I_MUTEX_PARENT);
+	tmp = lookup_one_len(tmpname, dir, strlen(tmpname));
+	err = PTR_ERR_OR_ZERO(tmp);
+	if (!err && d_is_positive(tmp))
+		err = vfs_unlink(idmap, dinode, tmp, NULL);
+	if (!err && d_is_negative(tmp))
+		err = vfs_create(idmap, dinode, tmp, S_IFREG | 0600, true);
+	inode_unlock(dinode);
+	if (err) {
+		if (!IS_ERR(tmp))
+			dput(tmp);
+		return err;
+	}
+	p.mnt = sbi->imap_dir.mnt;
+	p.dentry = tmp;
+	nf = dentry_open(&p, O_RDWR | O_LARGEFILE | O_NOATIME, current_cred());
+	if (IS_ERR(nf)) {
+		dput(tmp);
+		return PTR_ERR(nf);
+	}
+	obuf = kmalloc(ODF_BLOCK_SIZE, GFP_KERNEL);
+	err = obuf ? vfs_truncate(&nf->f_path, unionfs_bucket_pos(nb)) : -ENOMEM;
+	h.mh_nbuckets = cpu_to_le32(nb);
+	h.mh_ndeleted = 0;
+	for (b = 0; !err && b < oldnb; b++) {
+		err = unionfs_imap_read(sbi->imap[m], obuf, ODF_BLOCK_SIZE,
+					unionfs_bucket_pos(b));
+		for (s = 0; !err && s < ODF_MAP_RECS_PER_BUCKET; s++) {
+			struct odf_map_rec *r = obuf + s * ODF_MAP_REC_SIZE;
+
+			if (r->mr_state == ODF_MREC_USED &&
+			    le32_to_cpu(r->mr_crc) == unionfs_mrec_crc(r))
+				err = unionfs_imap_place(nf, sbi->imap_buf, nb,
+							 le32_to_cpu(h.mh_hash_seed), r);
+		}
+	}
+	if (!err)
+		err = unionfs_imap_write_header(nf, &h);
+	if (!err)
+		err = vfs_fsync(nf, 0);
+	kfree(obuf);
+	if (err)
+		goto out;
+
+	/* The rename commits the new map in one step. */
+	inode_lock_nested(dinode, I_MUTEX_PARENT);
+	target = lookup_one_len(name, dir, strlen(name));
+	err = PTR_ERR_OR_ZERO(target);
+	if (!err) {
+		rd.old_mnt_userns = idmap;
+		rd.old_dir = dinode;
+		rd.old_dentry = tmp;
+		rd.new_mnt_userns = idmap;
+		rd.new_dir = dinode;
+		rd.new_dentry = target;
+		err = vfs_rename(&rd);
+		dput(target);
+	}
+	inode_unlock(dinode);
+	if (err)
+		goto out;
+	fput(sbi->imap[m]);
+	sbi->imap[m] = nf;
+	sbi->imap_hdr[m] = h;
+	dput(tmp);
+	return 0;
+out:
+	fput(nf);
+	dput(tmp);
+	return err;
+}
+
+/* Insert or replace the record of @rec's key (section 6.4). */
+static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
+				   const struct odf_map_rec *rec)
+{
+	struct odf_map_header *h = &sbi->imap_hdr[m];
+	u16 branch = le16_to_cpu(rec->mr_key_branch);
+	u64 ino = le64_to_cpu(rec->mr_key_ino);
+	struct odf_map_rec r = *rec;
+	loff_t pos, free;
+	u64 used = le64_to_cpu(h->mh_nrecords);
+	u64 deleted = le64_to_cpu(h->mh_ndeleted);
+	u64 slots = (u64)le32_to_cpu(h->mh_nbuckets) * ODF_MAP_RECS_PER_BUCKET;
+	bool was_deleted;
+	int err;
+
+	pos = unionfs_imap_probe(sbi, m, branch, ino, NULL, &free);
+	if (pos == -ENOENT && (used + deleted + 1) * ODF_MAP_LOAD_DEN >
+			      slots * ODF_MAP_LOAD_NUM) {
+		err = unionfs_imap_grow(sbi, m);
+		if (err)
+			return err;
+		pos = unionfs_imap_probe(sbi, m, branch, ino, NULL, &free);
+	}
+	if (pos < 0 && pos != -ENOENT)
+		return pos;
+
+	r.mr_state = ODF_MREC_USED;
+	r.mr_crc = 0;
+	r.mr_crc = cpu_to_le32(unionfs_mrec_crc(&r));
+	if (pos >= 0)
+		return unionfs_imap_write(sbi->imap[m], &r, sizeof(r), pos);
+	if (!free)
+		return -ENOSPC;
+	err = unionfs_imap_read(sbi->imap[m], sbi->imap_buf, 1, free);
+	if (err)
+		return err;
+	was_deleted = *(u8 *)sbi->imap_buf == ODF_MREC_DELETED;
+	err = unionfs_imap_write(sbi->imap[m], &r, sizeof(r), free);
+	if (err)
+		return err;
+	le64_add_cpu(&h->mh_nrecords, 1);
+	if (was_deleted)
+		le64_add_cpu(&h->mh_ndeleted, -1);
+	return unionfs_imap_write_header(sbi->imap[m], h);
+}
+
+int unionfs_imap_put(struct unionfs_sb_info *sbi, int m,
+		     const struct odf_map_rec *rec)
+{
+	int err;
+
+	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
+		return -EROFS;
+	mutex_lock(&sbi->imap_lock);
+	err = unionfs_imap_put_locked(sbi, m, rec);
+	mutex_unlock(&sbi->imap_lock);
+	return err;
+}
+
+static int unionfs_imap_del_locked(struct unionfs_sb_info *sbi, int m,
+				   u16 branch, u64 ino)
+{
+	struct odf_map_rec r = { .mr_state = ODF_MREC_DELETED };
+	struct odf_map_header *h = &sbi->imap_hdr[m];
+	loff_t pos;
+	int err;
+
+	pos = unionfs_imap_probe(sbi, m, branch, ino, NULL, NULL);
+	if (pos < 0)
+		return pos == -ENOENT ? 0 : pos;
+	err = unionfs_imap_write(sbi->imap[m], &r, sizeof(r), pos);
+	if (err)
+		return err;
+	le64_add_cpu(&h->mh_nrecords, -1);
+	le64_add_cpu(&h->mh_ndeleted, 1);
+	return unionfs_imap_write_header(sbi->imap[m], h);
+}
+
+int unionfs_imap_del(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino)
+{
+	int err;
+
+	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
+		return -EROFS;
+	mutex_lock(&sbi->imap_lock);
+	err = unionfs_imap_del_locked(sbi, m, branch, ino);
+	mutex_unlock(&sbi->imap_lock);
+	return err;
+}
+
+/*
+ * Copy-up keeps the number (sections 4 and 9.6): UPPER (B,b) -> U with
+ * origin (L,l), REVERSE U -> (B,b) with its handle and generation, and
+ * COPIED (L,l) -> U, (B,b); committed before the copy is linked in.
+ */
+int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
+			     unsigned int lbindex, struct inode *lower,
+			     struct dentry *upper)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct inode *uinode = d_inode(upper);
+	u16 bid = sbi->branches[0].id, lid = sbi->branches[lbindex].id;
+	struct odf_map_rec *rec;
+	int len = ODF_HANDLE_MAX / 4, type, err;
+
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	mutex_lock(&sbi->imap_lock);
+
+	rec->mr_kind = ODF_MK_UPPER;
+	rec->mr_key_branch = cpu_to_le16(bid);
+	rec->mr_key_ino = cpu_to_le64(uinode->i_ino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	rec->mr_tgt_branch = cpu_to_le16(lid);
+	rec->mr_tgt_ino = cpu_to_le64(lower->i_ino);
+	rec->mr_tgt_gen = cpu_to_le32(lower->i_generation);
+	err = unionfs_imap_put_locked(sbi, 0, rec);
+	if (err)
+		goto out;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_REVERSE;
+	rec->mr_key_ino = cpu_to_le64(uino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	rec->mr_tgt_branch = cpu_to_le16(bid);
+	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
+	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
+	type = exportfs_encode_fh(upper, (struct fid *)rec->mr_handle, &len, 0);
+	if (type > 0 && type != FILEID_INVALID && len <= ODF_HANDLE_MAX / 4) {
+		rec->mr_handle_type = cpu_to_le32(type);
+		rec->mr_handle_bytes = cpu_to_le16(len * 4);
+		rec->mr_flags = cpu_to_le32(ODF_MREC_HAVE_HANDLE);
+	} else {
+		memset(rec->mr_handle, 0, sizeof(rec->mr_handle));
+	}
+	err = unionfs_imap_put_locked(sbi, 1, rec);
+	if (err)
+		goto out;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_COPIED;
+	rec->mr_key_branch = cpu_to_le16(lid);
+	rec->mr_key_ino = cpu_to_le64(lower->i_ino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	rec->mr_tgt_branch = cpu_to_le16(bid);
+	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
+	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
+	err = unionfs_imap_put_locked(sbi, 0, rec);
+	if (!err)
+		err = vfs_fsync(sbi->imap[0], 0);
+out:
+	mutex_unlock(&sbi->imap_lock);
+	kfree(rec);
+	return err;
+}
+
+static int unionfs_accept_any(void *ctx, struct dentry *d)
+{
+	return 1;
+}
+
+static int unionfs_ilookup_test(struct inode *inode, void *data)
+{
+	struct inode *lower = unionfs_lower_inode(inode);
+
+	return lower && lower->i_ino == *(u64 *)data && !UNIONFS_I(inode)->bindex;
+}
+
+/*
+ * A lower hard link whose object was copied up through another name
+ * (a COPIED record): find the upper copy, so every name of the object
+ * shows the same data and the same union inode.  Returns a positive
+ * upper dentry (maybe not connected to the branch tree) or NULL.
+ */
+struct dentry *unionfs_imap_find_copy(struct super_block *sb,
+				      unsigned int bindex, struct inode *lower,
+				      u64 *uino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 bid = sbi->branches[0].id;
+	struct dentry *alias = NULL;
+	struct odf_map_rec *rec;
+	struct inode *inode;
+	u64 b;
+	int err;
+
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return NULL;
+	err = unionfs_imap_find(sbi, 0, sbi->branches[bindex].id, lower->i_ino,
+				rec);
+	if (err || rec->mr_kind != ODF_MK_COPIED ||
+	    le16_to_cpu(rec->mr_tgt_branch) != bid)
+		goto out;
+	*uino = le64_to_cpu(rec->mr_union_ino);
+	b = le64_to_cpu(rec->mr_tgt_ino);
+
+	/* The copy's union inode is cached: its upper inode has a dentry. */
+	inode = ilookup5(sb, *uino, unionfs_ilookup_test, &b);
+	if (inode) {
+		alias = d_find_any_alias(unionfs_lower_inode(inode));
+		iput(inode);
+		if (alias)
+			goto out;
+	}
+	/* Else open it by the handle of its REVERSE record. */
+	err = unionfs_imap_find(sbi, 1, 0, *uino, rec);
+	if (err || !(le32_to_cpu(rec->mr_flags) & ODF_MREC_HAVE_HANDLE) ||
+	    le64_to_cpu(rec->mr_tgt_ino) != b)
+		goto out;
+	alias = exportfs_decode_fh(unionfs_upper_mnt(sb),
+				   (struct fid *)rec->mr_handle,
+				   le16_to_cpu(rec->mr_handle_bytes) / 4,
+				   le32_to_cpu(rec->mr_handle_type),
+				   unionfs_accept_any, NULL);
+	if (IS_ERR_OR_NULL(alias)) {
+		alias = NULL;
+		goto out;
+	}
+	if (d_is_negative(alias) || d_inode(alias)->i_ino != b ||
+	    (rec->mr_tgt_gen && d_inode(alias)->i_generation !=
+			       le32_to_cpu(rec->mr_tgt_gen))) {
+		dput(alias);
+		alias = NULL;
+	}
+out:
+	kfree(rec);
+	return alias;
+}
+
+/*
+ * The last link of a copied-up object is gone (section 9.4 step 3): its
+ * UPPER, COPIED and REVERSE records go too.
+ */
+void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 bid = sbi->branches[0].id;
+	struct odf_map_rec rec;
+	int err = 0;
+
+	if (!sbi->super_file || !sbi->imap[0])
+		return;
+	mutex_lock(&sbi->imap_lock);
+	if (unionfs_imap_probe(sbi, 0, bid, upper->i_ino, &rec, NULL) >= 0 &&
+	    rec.mr_kind == ODF_MK_UPPER) {
+		if (rec.mr_tgt_branch)
+			err = unionfs_imap_del_locked(sbi, 0,
+					le16_to_cpu(rec.mr_tgt_branch),
+					le64_to_cpu(rec.mr_tgt_ino));
+		if (!err)
+			err = unionfs_imap_del_locked(sbi, 0, bid, upper->i_ino);
+		if (!err)
+			err = unionfs_imap_del_locked(sbi, 1, 0,
+					le64_to_cpu(rec.mr_union_ino));
+	}
+	mutex_unlock(&sbi->imap_lock);
+	if (err)
+		unionfs_odf_error(sb, "cannot update the inode maps", err);
+}

@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * odf-unionfs: the namespace tree /ns of the ODF (docs/odf-format.md
+ * section 5).
+ *
+ * /ns mirrors union directories sparsely: /ns/D/N is a regular file when
+ * the union name /D/N is deleted (a whiteout), a directory when something
+ * below it carries metadata, with a trusted.odf record when the union
+ * directory is opaque or was renamed (redirect).  Nodes are found by the
+ * union path of a dentry, so they follow the union's own renames.
+ *
+ * Every change runs under odf_lock with the mounter's credentials, and
+ * never while a branch directory is locked (both may be ext4, and lockdep
+ * sees one lock class).  Replacing a node of one type by one of the other
+ * goes through /reclaim with RENAME_EXCHANGE, so the name always has one
+ * (section 9.3, 9.4).
+ */
+#define pr_fmt(fmt) "unionfs: " fmt
+
+#include <linux/cred.h>
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include <linux/xattr.h>
+#include "unionfs.h"
+
+/* The union path of a dentry ("/" for the root), in @buf. */
+char *unionfs_union_path(struct dentry *dentry, char *buf, int len)
+{
+	return dentry_path_raw(dentry, buf, len);
+}
+
+static unionfs_idmap_t *unionfs_ns_idmap(struct unionfs_sb_info *sbi)
+{
+	return unionfs_mnt_idmap(sbi->ns.mnt);
+}
+
+/* Look up the node of a union path; -ENOENT when it has none. */
+static int unionfs_ns_lookup_path(struct unionfs_sb_info *sbi, const char *upath,
+				  struct path *path)
+{
+	int err;
+
+	if (!upath[1]) {
+		*path = sbi->ns;
+		path_get(path);
+		return 0;
+	}
+	err = vfs_path_lookup(sbi->ns.dentry, sbi->ns.mnt, upath + 1, 0, path);
+	return err == -ENOTDIR ? -ENOENT : err;	/* below a whiteout: dead */
+}
+
+static int unionfs_ns_lookup(struct dentry *dentry, struct path *path)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	char *buf, *upath;
+	int err;
+
+	buf = __getname();
+	if (!buf)
+		return -ENOMEM;
+	upath = unionfs_union_path(dentry, buf, PATH_MAX);
+	err = IS_ERR(upath) ? PTR_ERR(upath) :
+			      unionfs_ns_lookup_path(sbi, upath, path);
+	__putname(buf);
+	return err;
+}
+
+static int unionfs_ns_read_record(struct unionfs_sb_info *sbi,
+				  struct dentry *d, struct unionfs_ns_node *node)
+{
+	size_t max = sizeof(struct odf_node) + ODF_REDIRECT_MAX;
+	struct odf_node *n;
+	unsigned int type, rlen;
+	ssize_t len;
+	int err = 0;
+
+	n = kmalloc(max, GFP_KERNEL);
+	if (!n)
+		return -ENOMEM;
+	len = vfs_getxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n, max);
+	if (len == -ENODATA)
+		goto out;	/* a plain directory */
+	if (len < 0) {
+		err = len;
+		goto out;
+	}
+	type = len >= sizeof(*n) ? le16_to_cpu(n->n_type) : 0;
+	rlen = len >= sizeof(*n) ? le16_to_cpu(n->n_redirect_len) : 0;
+	if (len < sizeof(*n) || le32_to_cpu(n->n_magic) != ODF_NODE_MAGIC ||
+	    le16_to_cpu(n->n_version) != ODF_FORMAT_VERSION ||
+	    len != sizeof(*n) + rlen ||
+	    le32_to_cpu(n->n_crc) != unionfs_odf_crc(n, len,
+					offsetof(struct odf_node, n_crc)) ||
+	    (type & ODF_NODE_WHITEOUT) || !!(type & ODF_NODE_REDIRECT) != !!rlen) {
+		pr_warn_ratelimited("ODF '%s': damaged namespace record ignored: run odfck\n",
+				    sbi->odf_name);
+		goto out;
+	}
+	node->flags |= type & (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT);
+	if (rlen) {
+		node->redirect = kmemdup_nul((char *)(n + 1), rlen, GFP_KERNEL);
+		if (!node->redirect)
+			err = -ENOMEM;
+	}
+out:
+	kfree(n);
+	return err;
+}
+
+/*
+ * What the ODF says of a union name: nothing, a whiteout, or a directory
+ * node with its record.  Called with the mounter's credentials.
+ */
+int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct path path;
+	int err;
+
+	node->flags = 0;
+	node->redirect = NULL;
+	err = unionfs_ns_lookup(dentry, &path);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (d_is_reg(path.dentry))
+		node->flags = ODF_NODE_WHITEOUT;
+	else if (d_can_lookup(path.dentry))
+		node->flags = UNIONFS_NS_DIR;
+	if (node->flags == UNIONFS_NS_DIR)
+		err = unionfs_ns_read_record(sbi, path.dentry, node);
+	path_put(&path);
+	return err;
+}
+
+bool unionfs_ns_dir_exists(struct dentry *dentry)
+{
+	struct path path;
+	bool ret;
+
+	if (unionfs_ns_lookup(dentry, &path))
+		return false;
+	ret = d_can_lookup(path.dentry);
+	path_put(&path);
+	return ret;
+}
+
+static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
+				   struct dentry *d, unsigned int type,
+				   const char *redirect)
+{
+	size_t rlen = redirect ? strlen(redirect) : 0;
+	struct odf_node *n;
+	int err;
+
+	if (rlen > ODF_REDIRECT_MAX)
+		return -ENAMETOOLONG;
+	n = kzalloc(sizeof(*n) + rlen, GFP_KERNEL);
+	if (!n)
+		return -ENOMEM;
+	n->n_magic = cpu_to_le32(ODF_NODE_MAGIC);
+	n->n_version = cpu_to_le16(ODF_FORMAT_VERSION);
+	n->n_type = cpu_to_le16(type | (rlen ? ODF_NODE_REDIRECT : 0));
+	n->n_redirect_len = cpu_to_le16(rlen);
+	n->n_time = cpu_to_le64(ktime_get_real_seconds());
+	memcpy(n + 1, redirect, rlen);
+	n->n_crc = cpu_to_le32(unionfs_odf_crc(n, sizeof(*n) + rlen,
+					offsetof(struct odf_node, n_crc)));
+	err = vfs_setxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n,
+			   sizeof(*n) + rlen, 0);
+	kfree(n);
+	return err;
+}
+
+/* Create a whiteout file (@dir locked) and record it. */
+static int unionfs_ns_create_whiteout(struct unionfs_sb_info *sbi,
+				      struct inode *dir, struct dentry *d)
+{
+	int err;
+
+	err = vfs_create(unionfs_ns_idmap(sbi), dir, d, S_IFREG | 0600, true);
+	if (!err)
+		err = unionfs_ns_write_record(sbi, d, ODF_NODE_WHITEOUT, NULL);
+	return err;
+}
+
+static int unionfs_ns_create_dir(struct unionfs_sb_info *sbi, struct inode *dir,
+				 struct dentry *d, unsigned int type)
+{
+	int err;
+
+	err = vfs_mkdir(unionfs_ns_idmap(sbi), dir, d, 0700);
+	if (!err && d_unhashed(d))
+		err = -EIO;	/* ext4 instantiates in place */
+	if (!err && type)
+		err = unionfs_ns_write_record(sbi, d, type, NULL);
+	return err;
+}
+
+/*
+ * The node directory of union directory @dir, created (plain) with its
+ * parents as needed.  A whiteout in the way is the W2 case: a directory
+ * created over a whiteout, so it becomes an opaque node.
+ */
+static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, struct dentry *dir,
+			      struct path *out)
+{
+	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
+	char *buf, *upath, *comp, *next;
+	struct dentry *cur, *child;
+	int err = 0;
+
+	buf = __getname();
+	if (!buf)
+		return -ENOMEM;
+	upath = unionfs_union_path(dir, buf, PATH_MAX);
+	if (IS_ERR(upath)) {
+		__putname(buf);
+		return PTR_ERR(upath);
+	}
+	cur = dget(sbi->ns.dentry);
+	for (comp = upath + 1; *comp && !err; comp = next) {
+		struct inode *cdir = d_inode(cur);
+
+		next = strchrnul(comp, '/');
+		if (*next)
+			*next++ = 0;
+		inode_lock_nested(cdir, I_MUTEX_PARENT);
+		child = lookup_one_len(comp, cur, strlen(comp));
+		if (IS_ERR(child)) {
+			err = PTR_ERR(child);
+		} else if (d_is_negative(child)) {
+			err = unionfs_ns_create_dir(sbi, cdir, child, 0);
+		} else if (d_is_reg(child)) {
+			err = vfs_unlink(idmap, cdir, child, NULL);
+			if (!err) {
+				dput(child);
+				child = lookup_one_len(comp, cur, strlen(comp));
+				err = PTR_ERR_OR_ZERO(child);
+			}
+			if (!err)
+				err = unionfs_ns_create_dir(sbi, cdir, child,
+							    ODF_NODE_OPAQUE);
+		} else if (!d_can_lookup(child)) {
+			err = -EUCLEAN;
+		}
+		inode_unlock(cdir);
+		if (!IS_ERR(child)) {
+			dput(cur);
+			cur = child;
+		}
+	}
+	__putname(buf);
+	if (err) {
+		dput(cur);
+		return err;
+	}
+	out->mnt = sbi->ns.mnt;
+	out->dentry = cur;
+	mntget(out->mnt);
+	return 0;
+}
+
+/* Delete a subtree of the ODF, depth first, without recursion. */
+static int unionfs_odf_delete_tree(struct unionfs_sb_info *sbi,
+				   struct dentry *top);
+
+struct unionfs_first_child {
+	struct dir_context ctx;
+	char name[NAME_MAX + 1];
+	int len;
+};
+
+static bool unionfs_first_child_actor(struct dir_context *ctx, const char *name,
+				      int len, loff_t off, u64 ino,
+				      unsigned int type)
+{
+	struct unionfs_first_child *fc =
+		container_of(ctx, struct unionfs_first_child, ctx);
+
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return true;
+	memcpy(fc->name, name, len);
+	fc->len = len;
+	return false;
+}
+
+static int unionfs_odf_delete_tree(struct unionfs_sb_info *sbi,
+				   struct dentry *top)
+{
+	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
+	struct dentry *cur = dget(top);
+	int err = 0;
+
+	while (!err) {
+		struct dentry *parent = dget_parent(cur);
+		struct inode *pdir = d_inode(parent);
+		struct unionfs_first_child fc = {
+			.ctx.actor = unionfs_first_child_actor,
+		};
+		struct dentry *child;
+		struct path p;
+		struct file *f;
+
+		if (d_can_lookup(cur)) {
+			p.mnt = sbi->ns.mnt;
+			p.dentry = cur;
+			f = dentry_open(&p, O_RDONLY | O_DIRECTORY,
+					current_cred());
+			err = PTR_ERR_OR_ZERO(f);
+			if (!err) {
+				err = iterate_dir(f, &fc.ctx);
+				fput(f);
+			}
+			if (!err && fc.len) {
+				/* Descend into the first child. */
+				inode_lock_nested(d_inode(cur), I_MUTEX_PARENT);
+				child = lookup_one_len(fc.name, cur, fc.len);
+				inode_unlock(d_inode(cur));
+				dput(parent);
+				if (IS_ERR(child)) {
+					err = PTR_ERR(child);
+					break;
+				}
+				if (d_is_negative(child)) {
+					dput(child);
+					err = -EIO;
+					break;
+				}
+				dput(cur);
+				cur = child;
+				continue;
+			}
+		}
+		if (!err) {
+			inode_lock_nested(pdir, I_MUTEX_PARENT);
+			if (cur->d_parent != parent || d_unhashed(cur))
+				err = -ESTALE;
+			else if (d_can_lookup(cur))
+				err = vfs_rmdir(idmap, pdir, cur);
+			else
+				err = vfs_unlink(idmap, pdir, cur, NULL);
+			inode_unlock(pdir);
+		}
+		if (err || cur == top) {
+			dput(parent);
+			break;
+		}
+		dput(cur);
+		cur = parent;
+	}
+	dput(cur);
+	return err;
+}
+
+/*
+ * Replace the node *@d (in @pdir, which is locked and stays locked) by a
+ * fresh node of the other kind made by @make in the reclaim area: one
+ * RENAME_EXCHANGE puts the new node at the name and the old one in
+ * reclaim, which is then deleted.  *@d becomes the new node.
+ */
+static int unionfs_ns_replace(struct unionfs_sb_info *sbi, struct dentry *pdir,
+			      struct dentry **d,
+			      int (*make)(struct unionfs_sb_info *sbi,
+					  struct inode *dir, struct dentry *d,
+					  unsigned int type),
+			      unsigned int type)
+{
+	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
+	struct dentry *rdir = sbi->reclaim.dentry;
+	struct dentry *old = *d;
+	struct renamedata rd = {};
+	struct dentry *r;
+	char name[24];
+	int err;
+
+	snprintf(name, sizeof(name), "%lu", d_inode(old)->i_ino);
+	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
+	r = lookup_one_len(name, rdir, strlen(name));
+	if (IS_ERR(r)) {
+		inode_unlock(d_inode(rdir));
+		return PTR_ERR(r);
+	}
+	if (d_is_positive(r)) {
+		err = -EEXIST;	/* a leftover: odfck or the next mount */
+	} else {
+		err = make(sbi, d_inode(rdir), r, type);
+		if (!err) {
+			rd.old_mnt_userns = idmap;
+			rd.old_dir = d_inode(rdir);
+			rd.old_dentry = r;
+			rd.new_mnt_userns = idmap;
+			rd.new_dir = d_inode(pdir);
+			rd.new_dentry = old;
+			rd.flags = RENAME_EXCHANGE;
+			err = vfs_rename(&rd);
+		}
+	}
+	inode_unlock(d_inode(rdir));
+	if (err) {
+		dput(r);
+		return err;
+	}
+	/* The dentries moved with their inodes: @r is at the name now. */
+	*d = r;
+	inode_unlock(d_inode(pdir));
+	err = unionfs_odf_delete_tree(sbi, old);
+	inode_lock_nested(d_inode(pdir), I_MUTEX_PARENT);
+	dput(old);
+	return err;
+}
+
+static int unionfs_ns_make_whiteout(struct unionfs_sb_info *sbi,
+				    struct inode *dir, struct dentry *d,
+				    unsigned int type)
+{
+	return unionfs_ns_create_whiteout(sbi, dir, d);
+}
+
+static int unionfs_ns_make_dir(struct unionfs_sb_info *sbi, struct inode *dir,
+			       struct dentry *d, unsigned int type)
+{
+	return unionfs_ns_create_dir(sbi, dir, d, type);
+}
+
+/*
+ * Lock the node directory of @dentry's parent (created if @create) and
+ * look up @dentry's node in it.  Returns 1 with nothing locked when the
+ * parent has no node and @create is false.
+ */
+static int unionfs_ns_lock_node(struct dentry *dentry, bool create,
+				struct path *pdir, struct dentry **node)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct dentry *parent = dget_parent(dentry);
+	int err;
+
+	if (create) {
+		err = unionfs_ns_mkdir_p(sbi, parent, pdir);
+	} else {
+		err = unionfs_ns_lookup(parent, pdir);
+		if (!err && !d_can_lookup(pdir->dentry)) {
+			path_put(pdir);
+			err = -ENOENT;
+		}
+		if (err == -ENOENT) {
+			dput(parent);
+			return 1;
+		}
+	}
+	dput(parent);
+	if (err)
+		return err;
+	inode_lock_nested(d_inode(pdir->dentry), I_MUTEX_PARENT);
+	*node = lookup_one_len(dentry->d_name.name, pdir->dentry,
+			       dentry->d_name.len);
+	if (IS_ERR(*node)) {
+		inode_unlock(d_inode(pdir->dentry));
+		path_put(pdir);
+		return PTR_ERR(*node);
+	}
+	return 0;
+}
+
+static void unionfs_ns_unlock_node(struct path *pdir, struct dentry *node)
+{
+	dput(node);
+	inode_unlock(d_inode(pdir->dentry));
+	path_put(pdir);
+}
+
+/*
+ * Hide the union name @dentry (unlink, rmdir, rename away): its node
+ * becomes a whiteout; a directory node and its subtree go to reclaim.
+ * With @commit the change is on disk before a branch write that follows
+ * (hide before delete, section 9).
+ */
+int unionfs_ns_whiteout(struct dentry *dentry, bool commit)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct dentry *node;
+	struct path pdir;
+	int err;
+
+	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_lock_node(dentry, true, &pdir, &node);
+	if (err)
+		goto out;
+	if (d_is_negative(node))
+		err = unionfs_ns_create_whiteout(sbi, d_inode(pdir.dentry), node);
+	else if (d_can_lookup(node))
+		err = unionfs_ns_replace(sbi, pdir.dentry, &node,
+					 unionfs_ns_make_whiteout, 0);
+	else if (!d_is_reg(node))
+		err = -EUCLEAN;
+	if (!err && commit)
+		err = unionfs_odf_fsync_dir(&pdir);
+	unionfs_ns_unlock_node(&pdir, node);
+out:
+	mutex_unlock(&sbi->odf_lock);
+	return err;
+}
+
+/*
+ * A directory was created where a lower one is hidden: its node is an
+ * opaque directory, replacing a whiteout (section 9.3 step 3).
+ */
+int unionfs_ns_opaque(struct dentry *dentry)
+{
+	return unionfs_ns_set_dir(dentry, ODF_NODE_OPAQUE, NULL);
+}
+
+/* Make @dentry's node a directory with the record @type (+ @redirect). */
+int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
+		       const char *redirect)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct dentry *node;
+	struct path pdir;
+	int err;
+
+	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_lock_node(dentry, true, &pdir, &node);
+	if (err)
+		goto out;
+	if (d_is_negative(node))
+		err = unionfs_ns_create_dir(sbi, d_inode(pdir.dentry), node, 0);
+	else if (d_is_reg(node))
+		err = unionfs_ns_replace(sbi, pdir.dentry, &node,
+					 unionfs_ns_make_dir, 0);
+	else if (!d_can_lookup(node))
+		err = -EUCLEAN;
+	if (!err && (type || redirect)) {
+		/* After a replace, @node names the new directory. */
+		err = unionfs_ns_write_record(sbi, node, type, redirect);
+	}
+	unionfs_ns_unlock_node(&pdir, node);
+out:
+	mutex_unlock(&sbi->odf_lock);
+	return err;
+}
+
+/* The name shows an upper object again: drop its node (W1 made it moot). */
+int unionfs_ns_remove(struct dentry *dentry)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct dentry *node;
+	struct path pdir;
+	int err;
+
+	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_lock_node(dentry, false, &pdir, &node);
+	if (err)
+		goto out;
+	if (d_is_reg(node)) {
+		err = vfs_unlink(unionfs_ns_idmap(sbi), d_inode(pdir.dentry),
+				 node, NULL);
+	} else if (d_can_lookup(node)) {
+		struct dentry *rdir = sbi->reclaim.dentry;
+		struct renamedata rd = {};
+		struct dentry *r;
+		char name[24];
+
+		snprintf(name, sizeof(name), "%lu", d_inode(node)->i_ino);
+		inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
+		r = lookup_one_len(name, rdir, strlen(name));
+		err = PTR_ERR_OR_ZERO(r);
+		if (!err && d_is_positive(r))
+			err = -EEXIST;
+		if (!err) {
+			rd.old_mnt_userns = unionfs_ns_idmap(sbi);
+			rd.old_dir = d_inode(pdir.dentry);
+			rd.old_dentry = node;
+			rd.new_mnt_userns = unionfs_ns_idmap(sbi);
+			rd.new_dir = d_inode(rdir);
+			rd.new_dentry = r;
+			err = vfs_rename(&rd);
+		}
+		inode_unlock(d_inode(rdir));
+		if (!err) {
+			/* d_move: @node is the entry in reclaim now. */
+			inode_unlock(d_inode(pdir.dentry));
+			err = unionfs_odf_delete_tree(sbi, node);
+			inode_lock_nested(d_inode(pdir.dentry), I_MUTEX_PARENT);
+		}
+		if (!IS_ERR(r))
+			dput(r);
+	}
+	unionfs_ns_unlock_node(&pdir, node);
+out:
+	mutex_unlock(&sbi->odf_lock);
+	return err == 1 ? 0 : err;
+}
+
+/*
+ * Move the node of @old to @new's name (a directory rename), or exchange
+ * the two nodes.  A node already at @new is replaced (it hid a lower
+ * object that the renamed directory now hides as an opaque node).
+ */
+int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(old->d_sb);
+	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
+	struct path opdir, npdir;
+	struct dentry *on, *nn, *trap, *op, *np;
+	struct renamedata rd = {};
+	int err;
+
+	mutex_lock(&sbi->odf_lock);
+	op = dget_parent(old);
+	np = dget_parent(new);
+	err = unionfs_ns_mkdir_p(sbi, op, &opdir);
+	if (!err) {
+		err = unionfs_ns_mkdir_p(sbi, np, &npdir);
+		if (err)
+			path_put(&opdir);
+	}
+	dput(op);
+	dput(np);
+	if (err)
+		goto out;
+	trap = lock_rename(opdir.dentry, npdir.dentry);
+	on = lookup_one_len(old->d_name.name, opdir.dentry, old->d_name.len);
+	err = PTR_ERR_OR_ZERO(on);
+	if (err)
+		goto unlock;
+	nn = lookup_one_len(new->d_name.name, npdir.dentry, new->d_name.len);
+	err = PTR_ERR_OR_ZERO(nn);
+	if (err)
+		goto put_on;
+	if (on == trap || nn == trap) {
+		err = -EINVAL;
+	} else if (d_is_negative(on) && exchange && d_is_positive(nn)) {
+		/* Only the other name has a node: it moves the other way. */
+		rd.old_mnt_userns = idmap;
+		rd.old_dir = d_inode(npdir.dentry);
+		rd.old_dentry = nn;
+		rd.new_mnt_userns = idmap;
+		rd.new_dir = d_inode(opdir.dentry);
+		rd.new_dentry = on;
+		err = vfs_rename(&rd);
+	} else if (d_is_negative(on)) {
+		err = 0;	/* nothing to move */
+	} else {
+		rd.old_mnt_userns = idmap;
+		rd.old_dir = d_inode(opdir.dentry);
+		rd.old_dentry = on;
+		rd.new_mnt_userns = idmap;
+		rd.new_dir = d_inode(npdir.dentry);
+		rd.new_dentry = nn;
+		if (d_is_positive(nn) && (exchange || d_is_reg(nn)))
+			rd.flags = RENAME_EXCHANGE;
+		else if (d_is_positive(nn))
+			err = -ENOTEMPTY;	/* cleared by the caller first */
+		if (!err)
+			err = vfs_rename(&rd);
+	}
+	dput(nn);
+put_on:
+	dput(on);
+unlock:
+	unlock_rename(opdir.dentry, npdir.dentry);
+	path_put(&opdir);
+	path_put(&npdir);
+out:
+	mutex_unlock(&sbi->odf_lock);
+	return err;
+}
+
+/* Whiteout names in the node directory of union directory @dir. */
+struct unionfs_ns_lister {
+	struct dir_context ctx;
+	int (*fn)(void *arg, const char *name, int len);
+	void *arg;
+	int err;
+};
+
+static bool unionfs_ns_list_actor(struct dir_context *ctx, const char *name,
+				  int len, loff_t off, u64 ino,
+				  unsigned int type)
+{
+	struct unionfs_ns_lister *l =
+		container_of(ctx, struct unionfs_ns_lister, ctx);
+
+	if (type != DT_REG)
+		return true;	/* directories are nodes, not whiteouts */
+	l->err = l->fn(l->arg, name, len);
+	return !l->err;
+}
+
+int unionfs_ns_list_whiteouts(struct dentry *dir,
+			      int (*fn)(void *arg, const char *name, int len),
+			      void *arg)
+{
+	struct unionfs_ns_lister l = {
+		.ctx.actor = unionfs_ns_list_actor,
+		.fn = fn,
+		.arg = arg,
+	};
+	struct path path;
+	struct file *f;
+	int err;
+
+	err = unionfs_ns_lookup(dir, &path);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (!d_can_lookup(path.dentry)) {
+		path_put(&path);
+		return 0;
+	}
+	f = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
+	path_put(&path);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = iterate_dir(f, &l.ctx);
+	fput(f);
+	return err ?: l.err;
+}
+
+/* Finish the reclaim area (section 8), keeping intents. */
+int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
+{
+	struct dentry *rdir = sbi->reclaim.dentry;
+	int n, err = 0;
+
+	for (n = 0; n < 100000 && !err; n++) {
+		struct unionfs_first_child fc = {
+			.ctx.actor = unionfs_first_child_actor,
+		};
+		struct dentry *d;
+		struct file *f;
+
+		f = dentry_open(&sbi->reclaim, O_RDONLY | O_DIRECTORY,
+				current_cred());
+		if (IS_ERR(f))
+			return PTR_ERR(f);
+		err = iterate_dir(f, &fc.ctx);
+		fput(f);
+		if (err || !fc.len)
+			break;
+		if (fc.len > strlen(ODF_INTENT_PREFIX) &&
+		    !memcmp(fc.name, ODF_INTENT_PREFIX, strlen(ODF_INTENT_PREFIX))) {
+			pr_warn("ODF '%s': directory rename intents are not rolled forward yet; run odfck\n",
+				sbi->odf_name);
+			return -EOPNOTSUPP;
+		}
+		inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT);
+		d = lookup_one_len(fc.name, rdir, fc.len);
+		inode_unlock(d_inode(rdir));
+		if (IS_ERR(d))
+			return PTR_ERR(d);
+		err = d_is_positive(d) ? unionfs_odf_delete_tree(sbi, d) : -EIO;
+		dput(d);
+	}
+	return err;
+}
