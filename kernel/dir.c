@@ -409,6 +409,31 @@ out:
 	return err;
 }
 
+static int unionfs_rename_intent(struct dentry *old, struct dentry *new,
+				 u64 *seq)
+{
+	char *obuf, *nbuf, *op, *np;
+	int err;
+
+	obuf = __getname();
+	nbuf = __getname();
+	err = obuf && nbuf ? 0 : -ENOMEM;
+	if (!err) {
+		op = unionfs_union_path(old, obuf, PATH_MAX);
+		np = unionfs_union_path(new, nbuf, PATH_MAX);
+		if (IS_ERR(op) || IS_ERR(np))
+			err = -ENAMETOOLONG;
+		else
+			err = unionfs_intent_begin(UNIONFS_SB(old->d_sb), op, np,
+						   seq);
+	}
+	if (obuf)
+		__putname(obuf);
+	if (nbuf)
+		__putname(nbuf);
+	return err;
+}
+
 static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 			  struct dentry *old, struct inode *new_dir,
 			  struct dentry *new, unsigned int flags)
@@ -419,10 +444,11 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	bool is_dir = d_is_dir(old);
 	bool new_is_dir = d_really_is_positive(new) && d_is_dir(new);
 	struct inode *new_inode = d_inode(new);
-	bool old_whiteout, new_has_upper;
+	bool old_whiteout, new_has_upper, intent = false;
 	struct dentry *uold_dir, *unew_dir, *uold, *unew, *trap;
 	struct renamedata rd = {};
 	const struct cred *old_cred;
+	u64 seq = 0;
 	int err;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
@@ -446,6 +472,15 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	new_has_upper = unionfs_upper(new) != NULL;
 
 	old_cred = unionfs_override_creds(sb);
+	/* A directory rename is an intent first (section 9.7). */
+	if (is_dir && !exchange) {
+		err = unionfs_rename_intent(old, new, &seq);
+		if (err) {
+			unionfs_odf_error(sb, "cannot write a rename intent", err);
+			goto out;
+		}
+		intent = true;
+	}
 	/* The ODF first: the nodes the names need after the rename. */
 	if (is_dir)
 		err = unionfs_rename_dir_node(old);
@@ -498,8 +533,18 @@ out_put_old:
 	dput(uold);
 out_unlock:
 	unlock_rename(unew_dir, uold_dir);
-	if (err)
+	if (err) {
+		/*
+		 * The ODF already says the rename happened; the intent stays
+		 * and the next mount finishes the job (section 9.7).
+		 */
+		if (intent)
+			pr_err("rename of directory '%pd' to '%pd' failed on the upper branch (error %d): it is finished at the next mount\n",
+			       old, new, err);
+		WRITE_ONCE(UNIONFS_D(old)->invalid, true);
+		WRITE_ONCE(UNIONFS_D(new)->invalid, true);
 		goto out;
+	}
 
 	/* A stale whiteout at the new name is moot now (W1); tidy it. */
 	if (!is_dir && !exchange && (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT))
@@ -515,6 +560,8 @@ out_unlock:
 	}
 	WRITE_ONCE(UNIONFS_D(old)->invalid, true);
 	WRITE_ONCE(UNIONFS_D(new)->invalid, true);
+	if (intent && unionfs_intent_end(UNIONFS_SB(sb), seq))
+		unionfs_odf_error(sb, "cannot delete a rename intent", -EIO);
 out:
 	revert_creds(old_cred);
 	return err;

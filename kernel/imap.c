@@ -513,6 +513,60 @@ out:
 	return err;
 }
 
+/*
+ * A lower inode number too large for a deterministic union number gets an
+ * allocated one on its first lookup (BIGINO and REVERSE, section 9.2).
+ */
+int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
+			u64 lower_ino, u64 *uino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 bid = sbi->branches[bindex].id;
+	struct odf_map_rec *rec;
+	int err;
+
+	if (!sbi->imap[0])
+		return -EOVERFLOW;
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	mutex_lock(&sbi->imap_lock);
+	err = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
+	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
+		*uino = le64_to_cpu(rec->mr_union_ino);
+		err = 0;
+		goto out;
+	}
+	if (err >= 0 || err == -ENOENT)
+		err = (sbi->imap[0]->f_mode & FMODE_WRITE) ? 0 : -EOVERFLOW;
+	if (!err)
+		err = unionfs_odf_alloc_ino(sbi, uino);
+	if (err)
+		goto out;
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_BIGINO;
+	rec->mr_key_branch = cpu_to_le16(bid);
+	rec->mr_key_ino = cpu_to_le64(lower_ino);
+	rec->mr_union_ino = cpu_to_le64(*uino);
+	err = unionfs_imap_put_locked(sbi, 0, rec);
+	if (err)
+		goto out;
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_REVERSE;
+	rec->mr_key_ino = cpu_to_le64(*uino);
+	rec->mr_union_ino = cpu_to_le64(*uino);
+	rec->mr_tgt_branch = cpu_to_le16(bid);
+	rec->mr_tgt_ino = cpu_to_le64(lower_ino);
+	err = unionfs_imap_put_locked(sbi, 1, rec);
+out:
+	mutex_unlock(&sbi->imap_lock);
+	kfree(rec);
+	if (err == -EOVERFLOW)
+		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits and a read-only union cannot allocate one\n",
+				    sbi->branches[bindex].name, lower_ino);
+	return err;
+}
+
 static int unionfs_accept_any(void *ctx, struct dentry *d)
 {
 	return 1;

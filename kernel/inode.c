@@ -111,11 +111,8 @@ static int unionfs_uino_upper(struct super_block *sb, u64 lower_ino, u64 *uino)
 int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
 		     u64 lower_ino, u64 *uino)
 {
-	if (lower_ino > ODF_UINO_LOW_MASK) {
-		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits; mapping large inode numbers is not supported yet\n",
-				    unionfs_branch(sb, bindex)->name, lower_ino);
-		return -EOVERFLOW;
-	}
+	if (lower_ino > ODF_UINO_LOW_MASK)
+		return unionfs_imap_bigino(sb, bindex, lower_ino, uino);
 	*uino = (u64)unionfs_branch(sb, bindex)->id << ODF_UINO_SHIFT |
 		lower_ino;
 	return 0;

@@ -65,8 +65,8 @@ static int unionfs_ns_lookup(struct dentry *dentry, struct path *path)
 	return err;
 }
 
-static int unionfs_ns_read_record(struct unionfs_sb_info *sbi,
-				  struct dentry *d, struct unionfs_ns_node *node)
+int unionfs_ns_read_node(struct unionfs_sb_info *sbi, struct dentry *d,
+			 struct unionfs_ns_node *node)
 {
 	size_t max = sizeof(struct odf_node) + ODF_REDIRECT_MAX;
 	struct odf_node *n;
@@ -127,7 +127,7 @@ int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node)
 	else if (d_can_lookup(path.dentry))
 		node->flags = UNIONFS_NS_DIR;
 	if (node->flags == UNIONFS_NS_DIR)
-		err = unionfs_ns_read_record(sbi, path.dentry, node);
+		err = unionfs_ns_read_node(sbi, path.dentry, node);
 	path_put(&path);
 	return err;
 }
@@ -201,7 +201,7 @@ static int unionfs_ns_create_dir(struct unionfs_sb_info *sbi, struct inode *dir,
  * parents as needed.  A whiteout in the way is the W2 case: a directory
  * created over a whiteout, so it becomes an opaque node.
  */
-static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, struct dentry *dir,
+static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, const char *dirpath,
 			      struct path *out)
 {
 	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
@@ -212,11 +212,8 @@ static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, struct dentry *dir,
 	buf = __getname();
 	if (!buf)
 		return -ENOMEM;
-	upath = unionfs_union_path(dir, buf, PATH_MAX);
-	if (IS_ERR(upath)) {
-		__putname(buf);
-		return PTR_ERR(upath);
-	}
+	upath = buf;
+	strscpy(buf, dirpath, PATH_MAX);
 	cur = dget(sbi->ns.dentry);
 	for (comp = upath + 1; *comp && !err; comp = next) {
 		struct inode *cdir = d_inode(cur);
@@ -423,36 +420,39 @@ static int unionfs_ns_make_dir(struct unionfs_sb_info *sbi, struct inode *dir,
 }
 
 /*
- * Lock the node directory of @dentry's parent (created if @create) and
- * look up @dentry's node in it.  Returns 1 with nothing locked when the
- * parent has no node and @create is false.
+ * Lock the node directory of the parent of union path @upath (created if
+ * @create) and look up the node of @upath in it.  Returns 1 with nothing
+ * locked when the parent has no node and @create is false.
  */
-static int unionfs_ns_lock_node(struct dentry *dentry, bool create,
-				struct path *pdir, struct dentry **node)
+static int unionfs_ns_lock_node(struct unionfs_sb_info *sbi, const char *upath,
+				bool create, struct path *pdir,
+				struct dentry **node)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
-	struct dentry *parent = dget_parent(dentry);
+	const char *name = strrchr(upath, '/') + 1;
+	char *parent;
 	int err;
 
+	if (!*name)
+		return -EINVAL;	/* the root has no node of its own */
+	parent = kstrndup(upath, max_t(int, name - upath - 1, 1), GFP_KERNEL);
+	if (!parent)
+		return -ENOMEM;
 	if (create) {
 		err = unionfs_ns_mkdir_p(sbi, parent, pdir);
 	} else {
-		err = unionfs_ns_lookup(parent, pdir);
+		err = unionfs_ns_lookup_path(sbi, parent, pdir);
 		if (!err && !d_can_lookup(pdir->dentry)) {
 			path_put(pdir);
 			err = -ENOENT;
 		}
-		if (err == -ENOENT) {
-			dput(parent);
-			return 1;
-		}
+		if (err == -ENOENT)
+			err = 1;
 	}
-	dput(parent);
+	kfree(parent);
 	if (err)
 		return err;
 	inode_lock_nested(d_inode(pdir->dentry), I_MUTEX_PARENT);
-	*node = lookup_one_len(dentry->d_name.name, pdir->dentry,
-			       dentry->d_name.len);
+	*node = lookup_one_len(name, pdir->dentry, strlen(name));
 	if (IS_ERR(*node)) {
 		inode_unlock(d_inode(pdir->dentry));
 		path_put(pdir);
@@ -474,15 +474,15 @@ static void unionfs_ns_unlock_node(struct path *pdir, struct dentry *node)
  * With @commit the change is on disk before a branch write that follows
  * (hide before delete, section 9).
  */
-int unionfs_ns_whiteout(struct dentry *dentry, bool commit)
+int unionfs_ns_whiteout_path(struct unionfs_sb_info *sbi, const char *upath,
+			     bool commit)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 	struct dentry *node;
 	struct path pdir;
 	int err;
 
 	mutex_lock(&sbi->odf_lock);
-	err = unionfs_ns_lock_node(dentry, true, &pdir, &node);
+	err = unionfs_ns_lock_node(sbi, upath, true, &pdir, &node);
 	if (err)
 		goto out;
 	if (d_is_negative(node))
@@ -509,17 +509,16 @@ int unionfs_ns_opaque(struct dentry *dentry)
 	return unionfs_ns_set_dir(dentry, ODF_NODE_OPAQUE, NULL);
 }
 
-/* Make @dentry's node a directory with the record @type (+ @redirect). */
-int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
-		       const char *redirect)
+/* Make the node of @upath a directory with the record @type (+ @redirect). */
+int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
+			    unsigned int type, const char *redirect)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 	struct dentry *node;
 	struct path pdir;
 	int err;
 
 	mutex_lock(&sbi->odf_lock);
-	err = unionfs_ns_lock_node(dentry, true, &pdir, &node);
+	err = unionfs_ns_lock_node(sbi, upath, true, &pdir, &node);
 	if (err)
 		goto out;
 	if (d_is_negative(node))
@@ -540,15 +539,14 @@ out:
 }
 
 /* The name shows an upper object again: drop its node (W1 made it moot). */
-int unionfs_ns_remove(struct dentry *dentry)
+int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 	struct dentry *node;
 	struct path pdir;
 	int err;
 
 	mutex_lock(&sbi->odf_lock);
-	err = unionfs_ns_lock_node(dentry, false, &pdir, &node);
+	err = unionfs_ns_lock_node(sbi, upath, false, &pdir, &node);
 	if (err)
 		goto out;
 	if (d_is_reg(node)) {
@@ -596,34 +594,39 @@ out:
  * the two nodes.  A node already at @new is replaced (it hid a lower
  * object that the renamed directory now hides as an opaque node).
  */
-int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange)
+int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
+			 const char *newpath, bool exchange)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(old->d_sb);
 	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
+	const char *oname = strrchr(oldpath, '/') + 1;
+	const char *nname = strrchr(newpath, '/') + 1;
 	struct path opdir, npdir;
-	struct dentry *on, *nn, *trap, *op, *np;
+	struct dentry *on, *nn, *trap;
 	struct renamedata rd = {};
+	char *op, *np;
 	int err;
 
+	op = kstrndup(oldpath, max_t(int, oname - oldpath - 1, 1), GFP_KERNEL);
+	np = kstrndup(newpath, max_t(int, nname - newpath - 1, 1), GFP_KERNEL);
+	err = op && np ? 0 : -ENOMEM;
 	mutex_lock(&sbi->odf_lock);
-	op = dget_parent(old);
-	np = dget_parent(new);
-	err = unionfs_ns_mkdir_p(sbi, op, &opdir);
+	if (!err)
+		err = unionfs_ns_mkdir_p(sbi, op, &opdir);
 	if (!err) {
 		err = unionfs_ns_mkdir_p(sbi, np, &npdir);
 		if (err)
 			path_put(&opdir);
 	}
-	dput(op);
-	dput(np);
+	kfree(op);
+	kfree(np);
 	if (err)
 		goto out;
 	trap = lock_rename(opdir.dentry, npdir.dentry);
-	on = lookup_one_len(old->d_name.name, opdir.dentry, old->d_name.len);
+	on = lookup_one_len(oname, opdir.dentry, strlen(oname));
 	err = PTR_ERR_OR_ZERO(on);
 	if (err)
 		goto unlock;
-	nn = lookup_one_len(new->d_name.name, npdir.dentry, new->d_name.len);
+	nn = lookup_one_len(nname, npdir.dentry, strlen(nname));
 	err = PTR_ERR_OR_ZERO(nn);
 	if (err)
 		goto put_on;
@@ -663,6 +666,89 @@ unlock:
 	path_put(&npdir);
 out:
 	mutex_unlock(&sbi->odf_lock);
+	return err;
+}
+
+/* The dentry forms: the node of a union dentry's path. */
+struct unionfs_upath {
+	char *buf;
+	char *path;
+};
+
+static int unionfs_upath_get(struct dentry *dentry, struct unionfs_upath *up)
+{
+	up->buf = __getname();
+	if (!up->buf)
+		return -ENOMEM;
+	up->path = unionfs_union_path(dentry, up->buf, PATH_MAX);
+	if (IS_ERR(up->path)) {
+		__putname(up->buf);
+		return PTR_ERR(up->path);
+	}
+	return 0;
+}
+
+static void unionfs_upath_put(struct unionfs_upath *up)
+{
+	__putname(up->buf);
+}
+
+int unionfs_ns_whiteout(struct dentry *dentry, bool commit)
+{
+	struct unionfs_upath up;
+	int err;
+
+	err = unionfs_upath_get(dentry, &up);
+	if (err)
+		return err;
+	err = unionfs_ns_whiteout_path(UNIONFS_SB(dentry->d_sb), up.path, commit);
+	unionfs_upath_put(&up);
+	return err;
+}
+
+int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
+		       const char *redirect)
+{
+	struct unionfs_upath up;
+	int err;
+
+	err = unionfs_upath_get(dentry, &up);
+	if (err)
+		return err;
+	err = unionfs_ns_set_dir_path(UNIONFS_SB(dentry->d_sb), up.path, type,
+				      redirect);
+	unionfs_upath_put(&up);
+	return err;
+}
+
+int unionfs_ns_remove(struct dentry *dentry)
+{
+	struct unionfs_upath up;
+	int err;
+
+	err = unionfs_upath_get(dentry, &up);
+	if (err)
+		return err;
+	err = unionfs_ns_remove_path(UNIONFS_SB(dentry->d_sb), up.path);
+	unionfs_upath_put(&up);
+	return err;
+}
+
+int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange)
+{
+	struct unionfs_upath o, n;
+	int err;
+
+	err = unionfs_upath_get(old, &o);
+	if (err)
+		return err;
+	err = unionfs_upath_get(new, &n);
+	if (!err) {
+		err = unionfs_ns_move_path(UNIONFS_SB(old->d_sb), o.path, n.path,
+					   exchange);
+		unionfs_upath_put(&n);
+	}
+	unionfs_upath_put(&o);
 	return err;
 }
 
@@ -717,6 +803,17 @@ int unionfs_ns_list_whiteouts(struct dentry *dir,
 }
 
 /* Finish the reclaim area (section 8), keeping intents. */
+static bool unionfs_reclaim_actor(struct dir_context *ctx, const char *name,
+				  int len, loff_t off, u64 ino,
+				  unsigned int type)
+{
+	int pl = strlen(ODF_INTENT_PREFIX);
+
+	if (len > pl && !memcmp(name, ODF_INTENT_PREFIX, pl))
+		return true;	/* rolled forward by unionfs_intent_replay */
+	return unionfs_first_child_actor(ctx, name, len, off, ino, type);
+}
+
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
 {
 	struct dentry *rdir = sbi->reclaim.dentry;
@@ -724,7 +821,7 @@ int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
 
 	for (n = 0; n < 100000 && !err; n++) {
 		struct unionfs_first_child fc = {
-			.ctx.actor = unionfs_first_child_actor,
+			.ctx.actor = unionfs_reclaim_actor,
 		};
 		struct dentry *d;
 		struct file *f;
@@ -737,12 +834,6 @@ int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
 		fput(f);
 		if (err || !fc.len)
 			break;
-		if (fc.len > strlen(ODF_INTENT_PREFIX) &&
-		    !memcmp(fc.name, ODF_INTENT_PREFIX, strlen(ODF_INTENT_PREFIX))) {
-			pr_warn("ODF '%s': directory rename intents are not rolled forward yet; run odfck\n",
-				sbi->odf_name);
-			return -EOPNOTSUPP;
-		}
 		inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT);
 		d = lookup_one_len(fc.name, rdir, fc.len);
 		inode_unlock(d_inode(rdir));

@@ -518,6 +518,8 @@ static int unionfs_odf_start(struct fs_context *fc, struct unionfs_sb_info *sbi,
 	if (!err && sbi->odf_was_mounted)
 		err = unionfs_odf_recover(sbi);
 	if (!err)
+		err = unionfs_intent_replay(sbi);
+	if (!err)
 		return 0;
 fail:
 	errorfc(fc, "ODF '%s': cannot start a session (error %d): run odfck",
@@ -567,6 +569,33 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err)
 		sbi->odf_failed = true;
 	}
 	mutex_unlock(&sbi->odf_lock);
+}
+
+/*
+ * Allocate a union inode number (section 4): the counter is committed
+ * before the caller records the number, so a crash wastes a number and
+ * never reuses one.
+ */
+int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
+{
+	struct odf_super *s = sbi->odf_sb;
+	u64 next;
+	int err;
+
+	if (!sbi->super_file || sbi->odf_failed)
+		return -EROFS;
+	mutex_lock(&sbi->odf_lock);
+	next = max_t(u64, le64_to_cpu(s->s_next_ino), ODF_UINO_ALLOC_FIRST);
+	if (next > ODF_UINO_ALLOC_MAX) {
+		err = -ENOSPC;
+	} else {
+		s->s_next_ino = cpu_to_le64(next + 1);
+		err = unionfs_odf_write_super(sbi, false);
+	}
+	mutex_unlock(&sbi->odf_lock);
+	if (!err)
+		*uino = next;
+	return err;
 }
 
 /* Commit ODF changes made in @dir before a branch write that must follow. */

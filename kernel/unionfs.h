@@ -220,6 +220,7 @@ void unionfs_odf_close(struct unionfs_sb_info *sbi);
 void unionfs_odf_error(struct super_block *sb, const char *what, int err);
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
 int unionfs_odf_fsync_dir(const struct path *dir);
+int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino);
 
 /* ns.c: the namespace tree /ns (whiteouts, opaque and redirect markers) */
 #define UNIONFS_NS_DIR	0x0100	/* the node is a directory (any record) */
@@ -228,6 +229,8 @@ struct unionfs_ns_node {
 	char *redirect;		/* REDIRECT: the union path (kmalloc) */
 };
 int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node);
+int unionfs_ns_read_node(struct unionfs_sb_info *sbi, struct dentry *d,
+			 struct unionfs_ns_node *node);
 bool unionfs_ns_dir_exists(struct dentry *dentry);
 int unionfs_ns_whiteout(struct dentry *dentry, bool commit);
 int unionfs_ns_opaque(struct dentry *dentry);
@@ -235,11 +238,24 @@ int unionfs_ns_remove(struct dentry *dentry);
 int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
 		       const char *redirect);
 int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange);
+int unionfs_ns_whiteout_path(struct unionfs_sb_info *sbi, const char *upath,
+			     bool commit);
+int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
+			    unsigned int type, const char *redirect);
+int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath);
+int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
+			 const char *newpath, bool exchange);
 int unionfs_ns_list_whiteouts(struct dentry *dir,
 			      int (*fn)(void *arg, const char *name, int len),
 			      void *arg);
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi);
 char *unionfs_union_path(struct dentry *dentry, char *buf, int len);
+
+/* intent.c: intents for directory renames, rolled forward at mount */
+int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
+			 const char *dst, u64 *seq);
+int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq);
+int unionfs_intent_replay(struct unionfs_sb_info *sbi);
 
 /* imap.c: the inode maps /imap/forward and /imap/reverse */
 int unionfs_imap_open(struct unionfs_sb_info *sbi);
@@ -255,6 +271,8 @@ struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 			     unsigned int lbindex, struct inode *lower,
 			     struct dentry *upper);
+int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
+			u64 lower_ino, u64 *uino);
 void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
 
 /* copyup.c */
