@@ -197,7 +197,7 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	if (!err)
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
-					       td);
+					       td, st->nlink - 1);
 	if (!err) {
 		inode_lock_nested(udir, I_MUTEX_PARENT);
 		err = vfs_link(td, idmap, udir, ud, NULL);
@@ -248,7 +248,7 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 	if (!err)
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
-					       ud);
+					       ud, 0);
 	return err;
 }
 
@@ -327,6 +327,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 			goto out_parent;
 		}
 		unionfs_set_upper(dentry, ud);
+		unionfs_imap_lower_link_gone(sb, inode);
 		goto out_parent;
 	} else if (S_ISREG(st.mode))
 		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st,
@@ -340,6 +341,8 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		dput(ud);
 		goto out_parent;
 	}
+	if (S_ISREG(st.mode))
+		UNIONFS_I(inode)->lower_links = st.nlink - 1;
 	unionfs_inode_copied_up(inode, d_inode(ud));
 	unionfs_set_upper(dentry, ud);
 	unionfs_invalidate_aliases(inode, dentry);

@@ -101,6 +101,7 @@ static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
 	struct dentry *parent = dentry->d_parent, *uparent, *ud;
 	const struct cred *old_cred;
 	struct inode *udir, *inode;
+	bool whiteout;
 	u64 ino;
 	int err;
 
@@ -149,6 +150,7 @@ static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
 	}
 
 	/* The object is visible (W1); now the ODF node of its name. */
+	whiteout = di->ns_flags & ODF_NODE_WHITEOUT;
 	old_cred = unionfs_override_creds(sb);
 	if (S_ISDIR(ca->mode) && (di->ns_flags & ODF_NODE_WHITEOUT))
 		err = unionfs_ns_opaque(dentry);
@@ -161,7 +163,13 @@ static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
 		       UNIONFS_NS_DIR | ODF_NODE_OPAQUE : 0;
 
 	unionfs_set_upper(dentry, ud);
-	err = unionfs_ino_of(sb, 0, d_inode(ud), &ino);
+	/*
+	 * Over a whiteout, a lower object may hide below the new one: the
+	 * next lookup records it, so removing the new object hides it again.
+	 */
+	if (whiteout)
+		WRITE_ONCE(di->invalid, true);
+	err = unionfs_ino_of(sb, 0, d_inode(ud), &ino, NULL);
 	if (err)
 		return err;
 	inode = unionfs_iget(sb, ino, d_inode(ud), 0);
@@ -345,10 +353,10 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 			err = 0;
 		}
 	}
+	if (!is_dir && !upper && UNIONFS_I(inode)->bindex == 0)
+		unionfs_imap_lower_link_gone(sb, inode);	/* whited out */
 	if (is_dir)
 		clear_nlink(inode);
-	else if (upper)
-		set_nlink(inode, d_inode(upper)->i_nlink);
 	else
 		drop_nlink(inode);
 	inode->i_ctime = current_time(inode);
@@ -367,6 +375,54 @@ static int unionfs_unlink(struct inode *dir, struct dentry *dentry)
 static int unionfs_rmdir(struct inode *dir, struct dentry *dentry)
 {
 	return unionfs_do_remove(dir, dentry, true);
+}
+
+/*
+ * Where the lower directories of @dentry are: the path of the first one
+ * inside its branch (the redirect of a renamed directory, R1).  For a
+ * directory inside a renamed one, that is not its union path.
+ */
+static char *unionfs_lower_relpath(struct dentry *dentry, char *buf, int len)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	const struct unionfs_lower *l = NULL;
+	struct dentry *d, *root, *parent;
+	char *p = buf + len;
+	unsigned int i;
+
+	for (i = 0; i < di->nlower && !l; i++)
+		if (di->lower[i].positive && d_is_dir(di->lower[i].path.dentry))
+			l = &di->lower[i];
+	if (!l)
+		return ERR_PTR(-ENOENT);
+	root = unionfs_branch(dentry->d_sb, l->bindex)->root.dentry;
+	*--p = 0;
+	d = dget(l->path.dentry);
+	while (d != root) {
+		struct name_snapshot snap;
+		int n;
+
+		if (IS_ROOT(d)) {
+			dput(d);
+			return ERR_PTR(-EXDEV);	/* not below its branch root */
+		}
+		take_dentry_name_snapshot(&snap, d);
+		n = snap.name.len;
+		if (p - buf < n + 2) {
+			release_dentry_name_snapshot(&snap);
+			dput(d);
+			return ERR_PTR(-ENAMETOOLONG);
+		}
+		p -= n;
+		memcpy(p, snap.name.name, n);
+		*--p = '/';
+		release_dentry_name_snapshot(&snap);
+		parent = dget_parent(d);
+		dput(d);
+		d = parent;
+	}
+	dput(d);
+	return *p ? p : ERR_PTR(-EINVAL);
 }
 
 /*
@@ -393,7 +449,7 @@ static int unionfs_rename_dir_node(struct dentry *dentry)
 				err = -ENOMEM;
 				goto out;
 			}
-			redirect = unionfs_union_path(dentry, buf, PATH_MAX);
+			redirect = unionfs_lower_relpath(dentry, buf, PATH_MAX);
 			if (IS_ERR(redirect))
 				err = PTR_ERR(redirect);
 			else

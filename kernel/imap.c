@@ -453,7 +453,7 @@ int unionfs_imap_del(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino)
  */
 int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 			     unsigned int lbindex, struct inode *lower,
-			     struct dentry *upper)
+			     struct dentry *upper, u32 lower_links)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct inode *uinode = d_inode(upper);
@@ -473,6 +473,7 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	rec->mr_tgt_branch = cpu_to_le16(lid);
 	rec->mr_tgt_ino = cpu_to_le64(lower->i_ino);
 	rec->mr_tgt_gen = cpu_to_le32(lower->i_generation);
+	rec->mr_lower_links = cpu_to_le32(lower_links);
 	err = unionfs_imap_put_locked(sbi, 0, rec);
 	if (err)
 		goto out;
@@ -639,6 +640,39 @@ struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 out:
 	kfree(rec);
 	return alias;
+}
+
+/*
+ * One of the lower names of a copied-up hard link stopped showing the
+ * lower object (linked up to the copy, or whited out): one name less in
+ * the UPPER record's count (section 4).
+ */
+void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	struct inode *upper = unionfs_lower_inode(inode);
+	u16 bid = sbi->branches[0].id;
+	struct odf_map_rec *rec;
+	int err = 0;
+
+	if (!ui->lower_links || ui->bindex || !sbi->super_file)
+		return;
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return;
+	mutex_lock(&sbi->imap_lock);
+	if (ui->lower_links)
+		ui->lower_links--;
+	if (unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL) >= 0 &&
+	    rec->mr_kind == ODF_MK_UPPER) {
+		rec->mr_lower_links = cpu_to_le32(ui->lower_links);
+		err = unionfs_imap_put_locked(sbi, 0, rec);
+	}
+	mutex_unlock(&sbi->imap_lock);
+	kfree(rec);
+	if (err)
+		unionfs_odf_error(sb, "cannot update the inode maps", err);
 }
 
 /*

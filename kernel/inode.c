@@ -49,6 +49,7 @@ struct inode *unionfs_alloc_inode(struct super_block *sb)
 		return NULL;
 	ui->lower = NULL;
 	ui->origin = NULL;
+	ui->lower_links = 0;
 	return &ui->vfs_inode;
 }
 
@@ -206,13 +207,11 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
 		fsstack_copy_attr_all(inode, d_inode(real.dentry));
 	/*
-	 * A copied-up hard link: names of the lower object that were not
-	 * copied up still show it, so count them too (an approximation:
-	 * the larger of the two counts).
+	 * A copied-up hard link: its lower names that still show the lower
+	 * object count too (docs/odf-format.md section 4).
 	 */
-	if (S_ISREG(inode->i_mode) && UNIONFS_I(inode)->origin)
-		stat->nlink = max_t(unsigned int, stat->nlink,
-				    READ_ONCE(UNIONFS_I(inode)->origin->i_nlink));
+	if (S_ISREG(inode->i_mode) && !UNIONFS_I(inode)->bindex)
+		stat->nlink += READ_ONCE(UNIONFS_I(inode)->lower_links);
 	stat->dev = dentry->d_sb->s_dev;
 	stat->ino = inode->i_ino;
 	/*

@@ -90,7 +90,7 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 	const struct qstr *name = &dentry->d_name;
 	struct dentry *pupper = unionfs_upper(dentry->d_parent);
 	struct unionfs_ns_node node;
-	bool found = false;
+	bool found = false, upper_file = false;
 	unsigned int i;
 	int err;
 
@@ -105,8 +105,7 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 		di->upper = ud;
 		di->upper_positive = d_is_positive(ud);
 		found = di->upper_positive;
-		if (found && !d_is_dir(ud))
-			return 0;
+		upper_file = found && !d_is_dir(ud);
 	}
 
 	err = unionfs_ns_get(dentry, &node);
@@ -118,7 +117,7 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 		goto out;	/* W1, W2, O1: nothing below the upper branch */
 	if (node.flags & ODF_NODE_REDIRECT) {
 		/* R1: only for the upper directory that was renamed. */
-		if (found && node.redirect[0] == '/')
+		if (found && !upper_file && node.redirect[0] == '/')
 			err = unionfs_lookup_redirect(dentry, di, node.redirect,
 						      found);
 		goto out;
@@ -135,6 +134,21 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 		if (IS_ERR(ld)) {
 			err = PTR_ERR(ld);
 			goto out;
+		}
+		if (upper_file) {
+			/*
+			 * Hidden by the upper file, but remembered: removing
+			 * or renaming the upper file must then hide it.
+			 */
+			struct unionfs_lower *l = &di->lower[di->nlower++];
+
+			l->path.mnt = mntget(pl->path.mnt);
+			l->path.dentry = ld;
+			l->bindex = pl->bindex;
+			l->positive = d_is_positive(ld);
+			if (l->positive)
+				break;
+			continue;
 		}
 		if (!unionfs_lookup_add(di, pl, ld, &found))
 			break;
@@ -153,14 +167,17 @@ out:
  * record); otherwise the number is deterministic.
  */
 int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
-		   struct inode *lower, u64 *uino)
+		   struct inode *lower, u64 *uino, u32 *lower_links)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct odf_map_rec *rec;
 	u16 bid = sbi->branches[bindex].id;	/* only branch 0 has copies */
+	u32 ll;
 	u64 u;
 	int err;
 
+	if (lower_links)
+		*lower_links = 0;
 	if (bindex)
 		return unionfs_uino_det(sb, bindex, lower->i_ino, uino);
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
@@ -170,6 +187,7 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 	if (err || rec->mr_kind != ODF_MK_UPPER)
 		goto det;
 	u = le64_to_cpu(rec->mr_union_ino);
+	ll = le32_to_cpu(rec->mr_lower_links);
 	err = unionfs_imap_find(sbi, ODF_MAP_REVERSE - 1, 0, u, rec);
 	if (err || le64_to_cpu(rec->mr_tgt_ino) != lower->i_ino ||
 	    le16_to_cpu(rec->mr_tgt_branch) != bid ||
@@ -179,8 +197,10 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 		unionfs_imap_del(sbi, ODF_MAP_FORWARD - 1, bid, lower->i_ino);
 		goto det;
 	}
-	kfree(rec);
 	*uino = u;
+	if (lower_links)
+		*lower_links = ll;
+	kfree(rec);
 	return 0;
 det:
 	kfree(rec);
@@ -194,6 +214,7 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 	struct unionfs_dentry_info *di;
 	struct inode *inode = NULL;
 	const struct cred *old_cred;
+	u32 lower_links = 0;
 	struct path real;
 	int err;
 
@@ -226,7 +247,8 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 				goto iget;
 			}
 		}
-		err = unionfs_ino_of(sb, bindex, d_inode(real.dentry), &ino);
+		err = unionfs_ino_of(sb, bindex, d_inode(real.dentry), &ino,
+				     &lower_links);
 		if (err)
 			goto out_free;
 iget:
@@ -235,6 +257,8 @@ iget:
 			err = PTR_ERR(inode);
 			goto out_free;
 		}
+		if (!bindex && lower_links)
+			UNIONFS_I(inode)->lower_links = lower_links;
 	}
 	revert_creds(old_cred);
 	return d_splice_alias(inode, dentry);

@@ -517,8 +517,9 @@ static int unionfs_odf_start(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		err = unionfs_odf_write_super(sbi, backup > 0);
 	if (!err && sbi->odf_was_mounted)
 		err = unionfs_odf_recover(sbi);
-	if (!err)
-		err = unionfs_intent_replay(sbi);
+	if (!err && unionfs_intent_replay(sbi))
+		pr_err("ODF '%s': an interrupted directory rename could not be finished; it is retried at the next mount\n",
+		       sbi->odf_name);
 	if (!err)
 		return 0;
 fail:

@@ -75,6 +75,7 @@ struct unionfs_inode_info {
 	struct inode *lower;	/* the object that backs this inode now */
 	struct inode *origin;	/* the lower object it was copied up from */
 	unsigned int bindex;	/* index of the branch of @lower */
+	unsigned int lower_links;	/* copy: lower names still shown */
 	struct mutex copyup_lock;
 	struct inode vfs_inode;
 };
@@ -270,7 +271,8 @@ struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 				      u64 *uino);
 int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 			     unsigned int lbindex, struct inode *lower,
-			     struct dentry *upper);
+			     struct dentry *upper, u32 lower_links);
+void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode);
 int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 			u64 lower_ino, u64 *uino);
 void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
@@ -289,7 +291,7 @@ void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags);
 int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
-		   struct inode *lower, u64 *uino);
+		   struct inode *lower, u64 *uino, u32 *lower_links);
 
 /* dir.c: operations that change the union namespace */
 extern const struct inode_operations unionfs_dir_iops;

@@ -195,7 +195,9 @@ struct odf_map_rec {
 	__le32	mr_tgt_gen;		/*  40 i_generation of the target */
 	__le32	mr_flags;		/*  44 ODF_MREC_HAVE_HANDLE */
 	__u8	mr_handle[ODF_HANDLE_MAX]; /* 48 */
-	__le64	mr_reserved[10];	/* 176 zero */
+	__le32	mr_lower_links;		/* 176 UPPER: lower names still shown */
+	__le32	mr_pad1;		/* 180 zero */
+	__le64	mr_reserved[9];		/* 184 zero */
 };
 
 ODF_ASSERT_SIZE(struct odf_map_rec, ODF_MAP_REC_SIZE);

@@ -287,7 +287,8 @@ int odf_map_rec_verify(const struct odf_map_rec *r, int kind)
 		     r->mr_crc))
 		return ODF_BAD_CSUM;
 	if (ext2fs_le16_to_cpu(r->mr_handle_bytes) > ODF_HANDLE_MAX ||
-	    !all_zero(r->mr_reserved, sizeof(r->mr_reserved)) ||
+	    !all_zero(r->mr_reserved, sizeof(r->mr_reserved)) || r->mr_pad1 ||
+	    (r->mr_lower_links && r->mr_kind != ODF_MK_UPPER) ||
 	    (ext2fs_le32_to_cpu(r->mr_flags) & ~ODF_MREC_HAVE_HANDLE) ||
 	    (!(ext2fs_le32_to_cpu(r->mr_flags) & ODF_MREC_HAVE_HANDLE) &&
 	     r->mr_handle_bytes))
