@@ -67,7 +67,31 @@ static int unionfs_show_options(struct seq_file *m, struct dentry *root)
 	return 0;
 }
 
+/*
+ * sync(2)/syncfs(2) on the union: the upper branch and the ODF hold
+ * everything the union wrote.  Lower branches are never written.
+ */
+static int unionfs_sync_fs(struct super_block *sb, int wait)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct super_block *fs[2];
+	int i, err = 0, err2;
+
+	if (!sbi->has_upper || !wait)
+		return 0;
+	fs[0] = sbi->branches[0].root.mnt->mnt_sb;
+	fs[1] = sbi->odf.mnt->mnt_sb;
+	for (i = 0; i < 2; i++) {
+		down_read(&fs[i]->s_umount);
+		err2 = sync_filesystem(fs[i]);
+		up_read(&fs[i]->s_umount);
+		err = err ?: err2;
+	}
+	return err;
+}
+
 const struct super_operations unionfs_sops = {
+	.sync_fs	= unionfs_sync_fs,
 	.alloc_inode	= unionfs_alloc_inode,
 	.free_inode	= unionfs_free_inode,
 	.evict_inode	= unionfs_evict_inode,

@@ -147,7 +147,8 @@ expect_rc "odfck on garbage: exit 8" 8 "$ODFCK" -fn "$T/zero.img"
 D=$T/dest
 if make -s -C "$TOPDIR/tools" install DESTDIR="$D" PREFIX=/usr >"$T/out" 2>&1 &&
    [ -x "$D/usr/sbin/mkfs.odf" ] && [ -x "$D/usr/sbin/fsck.odf" ] &&
-   [ -f "$D/usr/share/man/man8/mkodf.8" ] && [ -f "$D/usr/share/man/man8/odfck.8" ]; then
+   [ -f "$D/usr/share/man/man8/mkodf.8" ] && [ -f "$D/usr/share/man/man8/odfck.8" ] &&
+   [ -f "$D/usr/share/man/man5/unionfs.5" ]; then
 	pass "install: mkfs.odf, fsck.odf and man pages"
 else
 	fail "install: mkfs.odf, fsck.odf and man pages" "$(cat "$T/out")"
