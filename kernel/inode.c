@@ -242,7 +242,7 @@ int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 		return -ESTALE;
 	mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
 	if ((mask & (MAY_WRITE | MAY_APPEND)) &&
-	    !(UNIONFS_SB(inode->i_sb)->has_upper && !bindex) &&
+	    bindex &&
 	    !special_file(lower->i_mode)) {
 		err = generic_permission(&init_user_ns, inode, mask);
 		if (err)

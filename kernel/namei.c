@@ -56,7 +56,7 @@ static int unionfs_lookup_redirect(struct dentry *dentry,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	unsigned int i;
 
-	for (i = sbi->has_upper ? 1 : 0; i < sbi->nbranches; i++) {
+	for (i = 1; i < sbi->nbranches; i++) {
 		struct unionfs_lower pl = {
 			.path = sbi->branches[i].root,
 			.bindex = i,

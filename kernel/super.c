@@ -248,11 +248,13 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	di = unionfs_alloc_dinfo(sbi->nbranches);
 	if (!di)
 		return -ENOMEM;
-	if (sbi->has_upper) {
-		di->upper = dget(sbi->branches[0].root.dentry);
-		di->upper_positive = true;
-	}
-	for (i = sbi->has_upper ? 1 : 0; i < sbi->nbranches; i++) {
+	/*
+	 * Branch 0 is the upper branch of the namespace rules (whiteouts
+	 * never hide it) in every mount; only a rw union writes to it.
+	 */
+	di->upper = dget(sbi->branches[0].root.dentry);
+	di->upper_positive = true;
+	for (i = 1; i < sbi->nbranches; i++) {
 		struct unionfs_lower *l = &di->lower[di->nlower++];
 
 		l->path = sbi->branches[i].root;
@@ -260,7 +262,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		l->bindex = i;
 		l->positive = true;
 	}
-	di->top = sbi->has_upper ? di->nlower : 0;
+	di->top = di->nlower;
 	root_inode = unionfs_iget(sb, ODF_UINO_ROOT,
 				  d_inode(sbi->branches[0].root.dentry), 0);
 	if (IS_ERR(root_inode)) {

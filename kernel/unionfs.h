@@ -52,7 +52,7 @@ struct unionfs_branch {
 struct unionfs_sb_info {
 	unsigned int nbranches;
 	struct unionfs_branch *branches;
-	bool has_upper;		/* rw union: branch 0 takes every write */
+	bool has_upper;		/* rw union: branch 0 (the upper) takes writes */
 	char *odf_name;		/* odf= as given, for show_options */
 	struct path odf;	/* the ODF volume's root, a private mount */
 	struct path ns;		/* its /ns */
@@ -90,7 +90,7 @@ struct unionfs_lower {
 /*
  * d_fsdata of every union dentry.
  *
- * @upper is the name's dentry on the upper branch (rw unions only): NULL
+ * @upper is the name's dentry on the upper branch (branch 0): NULL
  * when the parent had no upper directory at lookup, else a dentry that
  * may be negative.  It is set once and then only turns positive (create,
  * copy-up), published with release semantics so lockless readers see a
