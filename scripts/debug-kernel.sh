@@ -88,6 +88,7 @@ do_check() {
 	cp -r "$top/kernel" "$top/include" "$out/"
 	make -C "$out/kernel" KDIR="$objdir"
 	VM_OUT=$top/build/vm-debug
+	VM_TIMEOUT_SCALE=${VM_TIMEOUT_SCALE:-4} \
 	"$top"/tests/vm/run.sh --kver "$kver" --kernel "$(kernel_image)" \
 		--modroot none --module "$out/kernel/unionfs.ko" \
 		--out "$VM_OUT" ${VM_TESTS:-} | tee "$out/check.log"

@@ -18,7 +18,8 @@
 #
 # Prints one TAP line per test and, last, "SUITE-RESULT: vm P F S".
 # A test script may carry header lines:
-#   # timeout: SECONDS   (default 300)
+#   # timeout: SECONDS   (default 300; times VM_TIMEOUT_SCALE, default 1,
+#                         which make check-debug sets to 4 for its slow kernel)
 #   # vm: reboot         (run it in a VM of its own)
 set -u
 
@@ -115,7 +116,7 @@ boot_vm() {
 		printf 'JOB_CMD=%q\n' "$cmd"
 		printf 'JOB_TESTS=%q\n' "$(for t in "$@"; do
 			rel=$(realpath --relative-to="$src" "$t")
-			echo "$rel $(test_header "$t" timeout 300)"
+			echo "$rel $(( $(test_header "$t" timeout 300) * ${VM_TIMEOUT_SCALE:-1} ))"
 		done)"
 	} >"$job"
 	: >"$rundir/results"
