@@ -54,6 +54,7 @@ void unionfs_set_upper(struct dentry *dentry, struct dentry *upper)
 		return;
 	}
 	WARN_ON(di->upper);
+	/* Pairs with smp_load_acquire in unionfs_upper(): a complete dentry. */
 	smp_store_release(&di->upper, upper);
 }
 
@@ -83,6 +84,7 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 		return 1;
 	if (READ_ONCE(di->invalid))
 		return 0;
+	/* Pairs with the release in unionfs_set_upper(). */
 	upper = smp_load_acquire(&di->upper);
 	if (upper && (d_unhashed(upper) ||
 		      d_is_positive(upper) != READ_ONCE(di->upper_positive)))

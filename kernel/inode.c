@@ -81,6 +81,7 @@ void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
 
 	ui->origin = ui->lower;
 	ui->bindex = 0;
+	/* Lockless readers (permission in RCU walk) see origin set first. */
 	smp_store_release(&ui->lower, igrab(upper));
 }
 

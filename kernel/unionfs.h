@@ -137,6 +137,7 @@ static inline struct unionfs_dentry_info *UNIONFS_D(const struct dentry *dentry)
 static inline struct dentry *unionfs_upper(const struct dentry *dentry)
 {
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	/* Pairs with the release in unionfs_set_upper(). */
 	struct dentry *upper = smp_load_acquire(&di->upper);
 
 	return upper && d_is_positive(upper) ? upper : NULL;
