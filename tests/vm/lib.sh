@@ -83,11 +83,10 @@ union_umount() {
 	umount "$1" || fail "umount $1 failed"
 }
 
-# pyerr 'PYTHON': runs the statements, prints OK or the errno name of
-# the OSError they raised.  Helpers: creat(p), wr(p, data), rd(p),
-# renameat2(old, new, flags) with NOREPLACE / EXCHANGE.
-pyerr() {
-	python3 - "$1" <<'PY'
+# Python helpers for errno checks: creat(p), wr(p, data), rd(p),
+# renameat2(old, new, flags) with NOREPLACE / EXCHANGE, and run(code):
+# OK or the errno name of the OSError the statements raised.
+PY_ERRNO_LIB='
 import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 NOREPLACE, EXCHANGE = 1, 2
@@ -108,12 +107,33 @@ def wr(p, data, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC):
 def rd(p):
     with open(p, "rb") as f:
         return f.read()
-try:
-    exec(sys.argv[1])
-    print("OK")
-except OSError as e:
-    print(errno.errorcode.get(e.errno, "E%d" % e.errno))
-PY
+def run(code):
+    try:
+        exec(code, globals())
+        return "OK"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, "E%d" % e.errno)
+'
+# pyerr 'PYTHON': runs the statements, prints OK or the errno name.
+pyerr() {
+	python3 -c "$PY_ERRNO_LIB
+print(run(sys.argv[1]))" "$1"
+}
+# expect_errnos WHAT <<EOF ... EOF: lines "ERRNO|OK PYTHON", run in
+# order in one process; each must give its ERRNO.
+expect_errnos() {
+	python3 -c "$PY_ERRNO_LIB
+bad = 0
+for line in sys.stdin:
+    line = line.strip()
+    if not line or line.startswith('#'):
+        continue
+    want, code = line.split(None, 1)
+    got = run(code)
+    if got != want:
+        print('%s: expected %s, got %s' % (code, want, got))
+        bad += 1
+sys.exit(1 if bad else 0)" || fail "$1: wrong results (above)"
 }
 # expect_errno WHAT ERRNO|OK 'PYTHON'
 expect_errno() {
@@ -122,6 +142,18 @@ expect_errno() {
 # renameat2 OLD NEW FLAGS: prints OK or the errno name.
 renameat2() {
 	pyerr "renameat2('$1', '$2', $3)"
+}
+
+# lines_diff A B: the lines only in A ("missing:") or only in B
+# ("unexpected:").  (No process substitution: the guest has no /dev/fd.)
+lines_diff() {
+	local f
+	for f in a b; do
+		if [ -n "$1" ]; then printf '%s\n' "$1"; fi >"$TMP/.diff.$f"
+		shift
+	done
+	diff "$TMP/.diff.a" "$TMP/.diff.b" | grep '^[<>]' | head -n 20 |
+		sed 's/^</missing:/; s/^>/unexpected:/'
 }
 
 # tree DIR: every name below DIR with its type (find's %y), sorted.
@@ -136,7 +168,7 @@ expect_tree() {
 	got=$(tree "$2")
 	[ "$want" = "$got" ] ||
 		fail "$1: $2 holds other objects than expected:
-$(diff <(echo "$want") <(echo "$got") | grep '^[<>]' | sed 's/^</missing:/; s/^>/unexpected:/')"
+$(lines_diff "$want" "$got")"
 }
 
 # snapshot DIR: one line per object below DIR (and DIR itself) with
@@ -219,7 +251,7 @@ snap() {
 expect_same() {
 	[ "$2" = "$3" ] ||
 		fail "$1 changed:
-$(diff <(echo "$2") <(echo "$3") | grep '^[<>]' | head -n 20)"
+$(lines_diff "$2" "$3" | sed 's/^missing:/before:/; s/^unexpected:/after: /')"
 }
 
 # assert_branch_clean DIR [XATTR_REGEX]: no union metadata in a branch:
@@ -326,7 +358,7 @@ expect_ns() {
 	want=$(grep -v '^[[:space:]]*$' | sed 's/^[[:space:]]*//' | LC_ALL=C sort)
 	[ "$want" = "$NS" ] ||
 		fail "$1: ODF /ns markers differ:
-$(diff <(echo "$want") <(echo "$NS") | grep '^[<>]' | sed 's/^</missing:/; s/^>/unexpected:/')"
+$(lines_diff "$want" "$NS")"
 }
 
 # union_ls DIR: the names of a union directory (without . and ..),
