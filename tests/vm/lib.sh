@@ -77,7 +77,7 @@ union_mount() {
 	mkdir -p "$1"
 	klog_mark
 	mount -t unionfs -o "$2" none "$1" 2>/dev/null ||
-		fail "mount -o $2 $1: $(klog_new | grep 'unionfs:' | tail -n 1)"
+		fail "mount -o $2 $1: $(klog_new | grep 'unionfs:' | tail -n 1 | sed 's/^\[[ 0-9.]*\] //')"
 }
 union_umount() {
 	umount "$1" || fail "umount $1 failed"
