@@ -60,7 +60,7 @@ expect_eq "typed/t_file is b1's file" "reg" \
 
 # big: remove every third name (from every branch), rename two lower
 # names (one over another lower name), create fifty, make a directory.
-rmlist= wlist=
+rmlist='' wlist=''
 for i in $(seq 0 3 349); do
 	printf -v n 'f%03d' $i
 	rmlist="$rmlist $u/big/$n"
