@@ -19,7 +19,8 @@
  * EINVAL) are allowed.  At the end each worker compares its tree with
  * the model (readdir: each name once, d_type, d_ino == st_ino; lstat:
  * type, mode, st_ino; contents; symlink targets) and writes it to
- * MANIFEST.i.  Prints the operation counts.
+ * MANIFEST.i.  Every call and its result go to MANIFEST.trace.i (the
+ * last line says what failed).  Prints the operation counts.
  * verify: the same comparison against the manifests (after a remount),
  * and the readdir checks of DIR/shared.
  * Exit 0 when everything matched, 1 otherwise (the reasons on stdout).
@@ -82,6 +83,19 @@ static const char *root_name;
 static uint64_t rng;
 static struct counts *counts;	/* shared with the parent */
 static int worker;
+static FILE *trace;		/* MANIFEST.trace.i: every call and its result */
+
+static void tracef(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!trace)
+		return;
+	va_start(ap, fmt);
+	vfprintf(trace, fmt, ap);
+	va_end(ap);
+	fputc('\n', trace);
+}
 
 static uint64_t rnd(void)
 {
@@ -109,6 +123,14 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
+	if (trace) {
+		fprintf(trace, "FAILED: ");
+		va_start(ap, fmt);
+		vfprintf(trace, fmt, ap);
+		va_end(ap);
+		fprintf(trace, "\n");
+		fflush(trace);
+	}
 	if (counts && worker >= 0)
 		counts[worker].failed++;
 	_exit(1);
@@ -320,6 +342,8 @@ static void scan(const char *rel)
 			}
 		}
 		add_ent(path, ino);
+		tracef("scan: %s type %c ino %llu", path, inodes[ino].type,
+		       (unsigned long long)inodes[ino].ino);
 		if (S_ISDIR(st.st_mode))
 			scan(path);
 	}
@@ -559,6 +583,7 @@ static void expect(const char *what, int got, const int *set)
 	char exp[128] = "";
 	int i;
 
+	tracef("%s: %s", what, errname(got));
 	for (i = 0; set[i] || i == 0; i++) {
 		if (set[i] == got)
 			return;
@@ -655,6 +680,7 @@ static void op_write(void)
 	if (fd < 0)
 		die("write: open %s: %s", ents[e].path, errname(errno));
 	check_ino("write: after open", fd, ents[e].path, ino);
+	tracef("write %s at %zu, %zu bytes", ents[e].path, off, n);
 	if (pwrite(fd, buf, n, off) != (ssize_t)n)
 		die("pwrite %s: %s", ents[e].path, errname(errno));
 	close(fd);
@@ -679,6 +705,7 @@ static void op_trunc(void)
 		return;
 	in = &inodes[ents[e].inode];
 	len = rn(6000);
+	tracef("truncate %s to %zu", ents[e].path, len);
 	fd = openat(root_fd, ents[e].path, O_WRONLY);
 	if (fd < 0 || ftruncate(fd, len))
 		die("truncate %s: %s", ents[e].path, errname(errno));
@@ -700,6 +727,7 @@ static void op_read(void)
 	if (e < 0)
 		return;
 	in = &inodes[ents[e].inode];
+	tracef("read %s", ents[e].path);
 	fd = openat(root_fd, ents[e].path, O_RDONLY);
 	if (fd < 0)
 		die("read: open %s: %s", ents[e].path, errname(errno));
@@ -923,6 +951,7 @@ static void op_chmod(void)
 
 	if (e < 0)
 		return;
+	tracef("chmod %s %o", ents[e].path, m);
 	if (fchmodat(root_fd, ents[e].path, m, 0))
 		die("chmod %s: %s", ents[e].path, errname(errno));
 	inodes[ents[e].inode].mode = m;
@@ -1017,6 +1046,7 @@ static void op_shared(int sfd)
 	}
 	default: break;
 	}
+	tracef("shared: %s %s %s: %s", op_names[op], a, b, errname(got));
 	if (got == EPERM && op == OP_LINK)
 		got = 0;	/* a link to a directory */
 	for (i = 0; i < (int)(sizeof(ok) / sizeof(ok[0])); i++)
@@ -1043,6 +1073,8 @@ static int worker_main(const char *dir, int id, int seconds, unsigned long seed,
 	sfd = open(mpath, O_RDONLY | O_DIRECTORY);
 	if (root_fd < 0 || sfd < 0)
 		die("open %s or %s: %s", name, mpath, errname(errno));
+	snprintf(mpath, sizeof(mpath), "%s.trace.%d", manifest, id);
+	trace = fopen(mpath, "w");
 	scan("");
 	while (time(NULL) < end) {
 		enum op op;
@@ -1087,6 +1119,8 @@ static int worker_main(const char *dir, int id, int seconds, unsigned long seed,
 			w[i].ino, w[i].size, w[i].hash, w[i].type == 'l' ? w[i].target : "-");
 	if (fclose(m))
 		die("cannot write %s", mpath);
+	if (trace)
+		fclose(trace);
 	return 0;
 }
 
