@@ -61,6 +61,18 @@ rc=$?
 touch $TMP/stop
 wait $reader
 cat $TMP/stress.out
+if [ $rc != 0 ]; then
+	# For each worker that failed, its last calls on the top-level names
+	# of the call that failed.
+	for t in $TMP/manifest.trace.*; do
+		f=$(grep '^FAILED: ' $t) || continue
+		call=${f#FAILED: }
+		names=$(for w in $(echo "${call%%: *}" | cut -d' ' -f2-); do echo "${w%%/*}"; done |
+			sort -u | paste -sd'|')
+		echo "--- worker ${t##*.}: $call; its last calls naming ${names//|/ or }:"
+		grep -E -w -- "$names" $t | grep -v '^FAILED\|^shared' | tail -n 25
+	done
+fi
 [ $rc = 0 ] || fail "unionstress run: $(grep -v '^unionstress: seed' $TMP/stress.out | head -n 3 | tr '\n' ' ')"
 ops=$(sed -n 's/.*: \([0-9]*\) operations checked.*/\1/p' $TMP/stress.out)
 [ "${ops:-0}" -ge 100 ] || fail "only ${ops:-0} operations in $seconds s"
