@@ -5,7 +5,8 @@
 # branches, or in the upper branch too) and stays in its branch,
 # whited out in the ODF's /ns; a merged directory can be removed once
 # every lower entry is whited out, not while a name shows (ENOTEMPTY);
-# a recreated name never shows the old content, also after remount; a
+# a name made again (by create, link, symlink, mkfifo or rename) never
+# shows the old object, nor after it is removed again or a remount; a
 # directory made over a removed lower directory is opaque (the lower
 # children stay hidden, also after remount); the ODF records exactly
 # these markers and is clean.
@@ -22,6 +23,7 @@ opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro:$b2=ro"
 # uf, both, m/x0     lf, both, ld/{a,b}    lf, sym, fifo
 #                    m/x1                  m/x2, deep/1/2/3/file
 #                    ld2/ (empty)          keep/{k1,k2}
+#                    rl, rf, rn            rs, rf
 echo uf >$b0/uf
 echo both-upper >$b0/both
 mkdir -p $b0/m $b1/m $b2/m $b1/ld $b1/ld2 $b2/deep/1/2/3 $b2/keep
@@ -38,6 +40,8 @@ echo x2 >$b2/m/x2
 echo deep >$b2/deep/1/2/3/file
 echo k1 >$b2/keep/k1
 echo k2 >$b2/keep/k2
+for f in rl rf rn; do echo $f >$b1/$f; done
+for f in rs rf; do echo $f >$b2/$f; done
 snap lower1 $b1
 snap lower2 $b2
 
@@ -90,7 +94,7 @@ rmdir $u/m || fail "rmdir of a merged directory whose lower entries are whited o
 rm $u/deep/1/2/3/file || fail "unlink deep/1/2/3/file"
 rmdir $u/deep/1/2/3 $u/deep/1/2 $u/deep/1 $u/deep || fail "rmdir of the deep tree"
 
-expect_eq "root after removals" "keep" "$(union_ls $u)"
+expect_eq "root after removals" "keep rf rl rn rs" "$(union_ls $u)"
 
 # 5. Recreate over whiteouts: new content only, never the old one.
 echo new-lf >$u/lf || fail "recreate lf"
@@ -116,6 +120,24 @@ expect_eq "ld2 is a file" now-a-file "$(cat $u/ld2)"
 # Remove the recreated file again: the lower one stays hidden.
 rm $u/both || fail "unlink the recreated both"
 [ -e $u/both ] && fail "both shows after its second unlink"
+# The same for names made again by link, symlink, mkfifo and rename.
+rm $u/rl $u/rs $u/rf $u/rn || fail "unlink rl rs rf rn"
+ln $u/ld/a $u/rl || fail "link over a whiteout"
+ln -s nowhere $u/rs || fail "symlink over a whiteout"
+mkfifo $u/rf || fail "mkfifo over a whiteout"
+echo moved >$u/tmpf || fail "create tmpf"
+expect_errno "rename over a whiteout" OK "os.rename('$u/tmpf', '$u/rn')"
+expect_eq "made again" "regular file 2|symbolic link 1|fifo 1|regular file 1" \
+	"$(stat -c '%F %h' $u/rl $u/rs $u/rf $u/rn | tr '\n' '|' | sed 's/|$//')"
+expect_eq "contents made again" "new-a moved" "$(cat $u/rl $u/rn | tr '\n' ' ' | sed 's/ $//')"
+rm $u/rl $u/rs $u/rf $u/rn || fail "unlink rl rs rf rn again"
+expect_errnos "removed twice, the lower names stay hidden" <<EOF
+ENOENT os.lstat('$u/rl')
+ENOENT os.lstat('$u/rs')
+ENOENT os.lstat('$u/rf')
+ENOENT os.lstat('$u/rn')
+EOF
+expect_eq "ld/a after its link went" "new-a 1" "$(cat $u/ld/a) $(stat -c %h $u/ld/a)"
 
 # 6. Wrong types.
 expect_errnos "wrong types" <<EOF
@@ -155,7 +177,8 @@ odf_check
 # again: the upper file hides the lower name), nothing below a
 # whiteout or an opaque directory.
 odf_ns
-ns_has "W /both" "W /fifo" "W /keep/k1" "O /ld" "O /m" "O /deep" "O /sym"
+ns_has "W /both" "W /fifo" "W /keep/k1" "O /ld" "O /m" "O /deep" "O /sym" \
+	"W /rl" "W /rs" "W /rf" "W /rn"
 ns_lacks "W /lf" "W /ld2" "W /uf" "W /ld/a" "W /ld/b" "W /m/x1" "W /m/x2" \
 	"W /deep/1/2/3/file" "W /sym"
 grep -q '^BAD' <<<"$NS" && fail "ODF /ns: $(grep '^BAD' <<<"$NS" | head -n 2)"
