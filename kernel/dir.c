@@ -86,6 +86,23 @@ static void unionfs_dir_changed(struct inode *dir, struct dentry *uparent)
 	fsstack_copy_inode_size(dir, d_inode(uparent));
 }
 
+/*
+ * The union link count of a non-directory after one of its names went:
+ * a copied object counts its upper links plus the lower names that still
+ * show it; a lower object loses the name (never below zero: names may
+ * have gone behind the union's back).
+ */
+static void unionfs_name_gone(struct inode *inode)
+{
+	struct inode *real = unionfs_lower_inode(inode);
+
+	if (!UNIONFS_I(inode)->bindex)
+		set_nlink(inode, real->i_nlink +
+				 READ_ONCE(UNIONFS_I(inode)->lower_links));
+	else if (inode->i_nlink)
+		drop_nlink(inode);
+}
+
 struct unionfs_cattr {
 	umode_t mode;
 	dev_t rdev;
@@ -248,6 +265,8 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 		err = unionfs_ns_remove(new);
 		if (err)
 			unionfs_odf_error(sb, "cannot update a namespace node", err);
+		/* A hidden lower object may be below: look the name up again. */
+		WRITE_ONCE(di->invalid, true);
 		di->ns_flags = 0;
 		err = 0;
 	}
@@ -258,11 +277,29 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 		return err;
 	}
 	unionfs_set_upper(new, ud);
-	set_nlink(inode, d_inode(uold)->i_nlink);
+	set_nlink(inode, d_inode(uold)->i_nlink +
+			 READ_ONCE(UNIONFS_I(inode)->lower_links));
 	inode->i_ctime = d_inode(uold)->i_ctime;
 	ihold(inode);
 	d_instantiate(new, inode);
 	return 0;
+}
+
+/*
+ * The node of a name may have changed since its lookup (a rename inside
+ * a directory gives the directory a node): read it again before a
+ * decision that depends on it.
+ */
+static int unionfs_refresh_ns(struct dentry *dentry)
+{
+	struct unionfs_ns_node node;
+	int err;
+
+	err = unionfs_ns_get(dentry, &node);
+	if (!err)
+		UNIONFS_D(dentry)->ns_flags = node.flags;
+	kfree(node.redirect);
+	return err;
 }
 
 /*
@@ -318,9 +355,9 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 	struct super_block *sb = dir->i_sb;
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	struct inode *inode = d_inode(dentry);
-	bool whiteout = unionfs_needs_whiteout(dentry);
 	struct dentry *upper = unionfs_upper(dentry);
 	const struct cred *old_cred;
+	bool whiteout;
 	int err;
 
 	err = unionfs_may_write(sb);
@@ -332,6 +369,10 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 			return err;
 	}
 	old_cred = unionfs_override_creds(sb);
+	err = unionfs_refresh_ns(dentry);
+	if (err)
+		goto out;
+	whiteout = unionfs_needs_whiteout(dentry);
 	/* Hide before delete: the whiteout is committed first. */
 	if (whiteout) {
 		err = unionfs_ns_whiteout(dentry, upper != NULL);
@@ -358,7 +399,7 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 	if (is_dir)
 		clear_nlink(inode);
 	else
-		drop_nlink(inode);
+		unionfs_name_gone(inode);
 	inode->i_ctime = current_time(inode);
 	dir->i_mtime = dir->i_ctime = current_time(dir);
 	WRITE_ONCE(di->invalid, true);
@@ -524,10 +565,13 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		err = unionfs_copy_up(new->d_parent);
 	if (err)
 		return err;
-	old_whiteout = !exchange && unionfs_needs_whiteout(old);
 	new_has_upper = unionfs_upper(new) != NULL;
 
 	old_cred = unionfs_override_creds(sb);
+	err = unionfs_refresh_ns(old);
+	if (err)
+		goto out;
+	old_whiteout = !exchange && unionfs_needs_whiteout(old);
 	/* A directory rename is an intent first (section 9.7). */
 	if (is_dir && !exchange) {
 		err = unionfs_rename_intent(old, new, &seq);
@@ -609,7 +653,7 @@ out_unlock:
 		if (new_is_dir)
 			clear_nlink(new_inode);
 		else
-			drop_nlink(new_inode);
+			unionfs_name_gone(new_inode);
 		if (new_has_upper && (new_is_dir || !new_inode->i_nlink))
 			unionfs_imap_forget(sb, new_inode->i_ino,
 					    unionfs_lower_inode(new_inode));

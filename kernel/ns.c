@@ -539,17 +539,18 @@ out:
 }
 
 /* The name shows an upper object again: drop its node (W1 made it moot). */
-int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
+/* Called with odf_lock held. */
+static int unionfs_ns_do_remove(struct unionfs_sb_info *sbi, const char *upath,
+				bool dirs_only)
 {
 	struct dentry *node;
 	struct path pdir;
 	int err;
 
-	mutex_lock(&sbi->odf_lock);
 	err = unionfs_ns_lock_node(sbi, upath, false, &pdir, &node);
 	if (err)
 		goto out;
-	if (d_is_reg(node)) {
+	if (d_is_reg(node) && !dirs_only) {
 		err = vfs_unlink(unionfs_ns_idmap(sbi), d_inode(pdir.dentry),
 				 node, NULL);
 	} else if (d_can_lookup(node)) {
@@ -585,8 +586,17 @@ int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
 	}
 	unionfs_ns_unlock_node(&pdir, node);
 out:
-	mutex_unlock(&sbi->odf_lock);
 	return err == 1 ? 0 : err;
+}
+
+int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
+{
+	int err;
+
+	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_do_remove(sbi, upath, false);
+	mutex_unlock(&sbi->odf_lock);
+	return err;
 }
 
 /*
@@ -621,6 +631,18 @@ int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
 	kfree(np);
 	if (err)
 		goto out;
+	if (!exchange) {
+		/*
+		 * A directory node at the target is obsolete: the moved node
+		 * takes the name.  It goes to reclaim first.
+		 */
+		err = unionfs_ns_do_remove(sbi, newpath, true);
+		if (err) {
+			path_put(&opdir);
+			path_put(&npdir);
+			goto out;
+		}
+	}
 	trap = lock_rename(opdir.dentry, npdir.dentry);
 	on = lookup_one_len(oname, opdir.dentry, strlen(oname));
 	err = PTR_ERR_OR_ZERO(on);
@@ -652,10 +674,7 @@ int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
 		rd.new_dentry = nn;
 		if (d_is_positive(nn) && (exchange || d_is_reg(nn)))
 			rd.flags = RENAME_EXCHANGE;
-		else if (d_is_positive(nn))
-			err = -ENOTEMPTY;	/* cleared by the caller first */
-		if (!err)
-			err = vfs_rename(&rd);
+		err = vfs_rename(&rd);
 	}
 	dput(nn);
 put_on:

@@ -287,7 +287,7 @@ PY
 odf_check() {
 	local out
 	out=$("$ODFCK" -fn "$ODF_DEV" 2>&1) ||
-		fail "odfck -fn $ODF_DEV: exit $?: $(echo "$out" | tail -n 6 | tr '\n' ' ')"
+		fail "odfck -fn $ODF_DEV: exit $?: $(echo "$out" | grep -v '^Pass [0-9]' | grep . | head -n 12 | tr '\n' ' ')"
 }
 
 # odf_ns: sets NS to the markers in the ODF's /ns, one per line, sorted
