@@ -202,6 +202,8 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 		inode_lock_nested(udir, I_MUTEX_PARENT);
 		err = vfs_link(td, idmap, udir, ud, NULL);
 		inode_unlock(udir);
+		if (err)	/* the copy goes with the tmpfile: so do its records */
+			unionfs_imap_drop_copy(UNIONFS_SB(sb), d_inode(td)->i_ino);
 	}
 	fput(tmp);
 	return err;

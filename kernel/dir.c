@@ -654,7 +654,8 @@ out_unlock:
 			clear_nlink(new_inode);
 		else
 			unionfs_name_gone(new_inode);
-		if (new_has_upper && (new_is_dir || !new_inode->i_nlink))
+		if (new_has_upper && (new_is_dir ||
+				      !unionfs_lower_inode(new_inode)->i_nlink))
 			unionfs_imap_forget(sb, new_inode->i_ino,
 					    unionfs_lower_inode(new_inode));
 	}

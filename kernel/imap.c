@@ -536,7 +536,10 @@ int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
 		err = 0;
-		goto out;
+		mutex_unlock(&sbi->imap_lock);
+		kfree(rec);
+		unionfs_odf_seen_ino(sbi, *uino);
+		return 0;
 	}
 	if (err >= 0 || err == -ENOENT)
 		err = (sbi->imap[0]->f_mode & FMODE_WRITE) ? 0 : -EOVERFLOW;
@@ -565,6 +568,37 @@ out:
 	if (err == -EOVERFLOW)
 		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits and a read-only union cannot allocate one\n",
 				    sbi->branches[bindex].name, lower_ino);
+	return err;
+}
+
+/*
+ * Recovery after a crash (section 10.2 step 4): the highest allocated
+ * number any REVERSE record holds, so the counter can be moved past it.
+ */
+int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
+{
+	u32 nb, b, i;
+	int err = 0;
+
+	*max = 0;
+	if (!sbi->imap[1])
+		return 0;
+	mutex_lock(&sbi->imap_lock);
+	nb = le32_to_cpu(sbi->imap_hdr[1].mh_nbuckets);
+	for (b = 0; b < nb && !err; b++) {
+		err = unionfs_imap_read(sbi->imap[1], sbi->imap_buf,
+					ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
+		for (i = 0; !err && i < ODF_MAP_RECS_PER_BUCKET; i++) {
+			struct odf_map_rec *r = sbi->imap_buf + i * ODF_MAP_REC_SIZE;
+			u64 u = le64_to_cpu(r->mr_union_ino);
+
+			if (r->mr_state == ODF_MREC_USED && !(u >> ODF_UINO_SHIFT) &&
+			    u > *max)
+				*max = u;
+		}
+		cond_resched();
+	}
+	mutex_unlock(&sbi->imap_lock);
 	return err;
 }
 
@@ -676,32 +710,74 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
 }
 
 /*
+ * Delete the records of the copy (B, @upper_ino): its UPPER record, and
+ * the COPIED and REVERSE records that still name it (a later copy of the
+ * same origin, or a new owner of the number, keeps its own).
+ */
+static int unionfs_imap_drop_copy_locked(struct unionfs_sb_info *sbi,
+					 u64 upper_ino)
+{
+	u16 bid = sbi->branches[0].id;
+	struct odf_map_rec *rec, *other;
+	int err = 0;
+
+	rec = kmalloc(2 * sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	other = rec + 1;
+	if (unionfs_imap_probe(sbi, 0, bid, upper_ino, rec, NULL) < 0 ||
+	    rec->mr_kind != ODF_MK_UPPER)
+		goto out;
+	if (rec->mr_tgt_branch &&
+	    unionfs_imap_probe(sbi, 0, le16_to_cpu(rec->mr_tgt_branch),
+			       le64_to_cpu(rec->mr_tgt_ino), other, NULL) >= 0 &&
+	    other->mr_kind == ODF_MK_COPIED &&
+	    le16_to_cpu(other->mr_tgt_branch) == bid &&
+	    le64_to_cpu(other->mr_tgt_ino) == upper_ino)
+		err = unionfs_imap_del_locked(sbi, 0,
+					      le16_to_cpu(rec->mr_tgt_branch),
+					      le64_to_cpu(rec->mr_tgt_ino));
+	if (!err)
+		err = unionfs_imap_del_locked(sbi, 0, bid, upper_ino);
+	if (!err &&
+	    unionfs_imap_probe(sbi, 1, 0, le64_to_cpu(rec->mr_union_ino), other,
+			       NULL) >= 0 &&
+	    le16_to_cpu(other->mr_tgt_branch) == bid &&
+	    le64_to_cpu(other->mr_tgt_ino) == upper_ino)
+		err = unionfs_imap_del_locked(sbi, 1, 0,
+					      le64_to_cpu(rec->mr_union_ino));
+out:
+	kfree(rec);
+	return err;
+}
+
+/*
  * The last link of a copied-up object is gone (section 9.4 step 3): its
  * UPPER, COPIED and REVERSE records go too.
  */
 void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
-	u16 bid = sbi->branches[0].id;
-	struct odf_map_rec rec;
-	int err = 0;
+	int err;
 
 	if (!sbi->super_file || !sbi->imap[0])
 		return;
 	mutex_lock(&sbi->imap_lock);
-	if (unionfs_imap_probe(sbi, 0, bid, upper->i_ino, &rec, NULL) >= 0 &&
-	    rec.mr_kind == ODF_MK_UPPER) {
-		if (rec.mr_tgt_branch)
-			err = unionfs_imap_del_locked(sbi, 0,
-					le16_to_cpu(rec.mr_tgt_branch),
-					le64_to_cpu(rec.mr_tgt_ino));
-		if (!err)
-			err = unionfs_imap_del_locked(sbi, 0, bid, upper->i_ino);
-		if (!err)
-			err = unionfs_imap_del_locked(sbi, 1, 0,
-					le64_to_cpu(rec.mr_union_ino));
-	}
+	err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
 	mutex_unlock(&sbi->imap_lock);
 	if (err)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
+}
+
+/* A copy's records name an upper inode that is gone (reused number). */
+int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
+{
+	int err;
+
+	if (!sbi->super_file || !sbi->imap[0])
+		return -EROFS;
+	mutex_lock(&sbi->imap_lock);
+	err = unionfs_imap_drop_copy_locked(sbi, upper_ino);
+	mutex_unlock(&sbi->imap_lock);
+	return err;
 }

@@ -194,13 +194,14 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 	    (rec->mr_tgt_gen && lower->i_generation &&
 	     le32_to_cpu(rec->mr_tgt_gen) != lower->i_generation)) {
 		/* A record of an inode number the branch reused: stale. */
-		unionfs_imap_del(sbi, ODF_MAP_FORWARD - 1, bid, lower->i_ino);
+		unionfs_imap_drop_copy(sbi, lower->i_ino);
 		goto det;
 	}
 	*uino = u;
 	if (lower_links)
 		*lower_links = ll;
 	kfree(rec);
+	unionfs_odf_seen_ino(sbi, u);
 	return 0;
 det:
 	kfree(rec);

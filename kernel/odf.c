@@ -599,6 +599,28 @@ int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
 	return err;
 }
 
+/*
+ * A map record names allocated number @uino: after a crash the counter
+ * may be behind it (section 10.2 step 4); move it past, so the number is
+ * never handed out twice.
+ */
+void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino)
+{
+	struct odf_super *s = sbi->odf_sb;
+
+	if (uino >> ODF_UINO_SHIFT || !sbi->super_file || sbi->odf_failed ||
+	    uino < le64_to_cpu(READ_ONCE(s->s_next_ino)))
+		return;
+	mutex_lock(&sbi->odf_lock);
+	if (uino >= le64_to_cpu(s->s_next_ino) && uino < ODF_UINO_ALLOC_MAX) {
+		pr_notice("ODF '%s': inode number counter was behind a recorded number; moved to %llu\n",
+			  sbi->odf_name, uino + 1);
+		s->s_next_ino = cpu_to_le64(uino + 1);
+		unionfs_odf_write_super(sbi, false);
+	}
+	mutex_unlock(&sbi->odf_lock);
+}
+
 /* Commit ODF changes made in @dir before a branch write that must follow. */
 int unionfs_odf_fsync_dir(const struct path *dir)
 {
@@ -662,6 +684,13 @@ int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		if (err)
 			errorfc(fc, "ODF '%s': cannot open the inode maps (error %d): run odfck",
 				sbi->odf_name, err);
+	}
+	if (!err && sbi->super_file && sbi->odf_was_mounted) {
+		u64 max;
+
+		/* Section 10.2 step 4: the counter after a crash. */
+		if (!unionfs_imap_max_alloc(sbi, &max) && max)
+			unionfs_odf_seen_ino(sbi, max);
 	}
 	kvfree(table);
 	return err;

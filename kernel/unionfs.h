@@ -223,6 +223,7 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err);
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
 int unionfs_odf_fsync_dir(const struct path *dir);
 int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino);
+void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino);
 
 /* ns.c: the namespace tree /ns (whiteouts, opaque and redirect markers) */
 #define UNIONFS_NS_DIR	0x0100	/* the node is a directory (any record) */
@@ -276,6 +277,8 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode);
 int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 			u64 lower_ino, u64 *uino);
+int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max);
+int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino);
 void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
 
 /* copyup.c */
