@@ -290,6 +290,23 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 		return 0;
 	}
+	if (READ_ONCE(di->removed)) {
+		/*
+		 * The name was removed (an fd keeps the object open): a copy
+		 * linked at the old name would bring it back.
+		 */
+		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+		return -ENOENT;
+	}
+	if (!di->alias && !UNIONFS_I(inode)->bindex && UNIONFS_I(inode)->origin &&
+	    !S_ISDIR(inode->i_mode)) {
+		/*
+		 * The inode was copied up through another name of the same
+		 * lower object while this dentry was cached: link this name
+		 * to that copy instead of copying again.
+		 */
+		di->alias = d_find_any_alias(unionfs_lower_inode(inode));
+	}
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
 	lower = unionfs_top_lower(dentry)->path;
 	lbindex = unionfs_top_lower(dentry)->bindex;

@@ -35,7 +35,8 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di)
 		path_put(&di->lower[i].path);
 	dput(di->upper);
 	dput(di->alias);
-	kfree(di);
+	/* d_revalidate in RCU walk may still read it (dentries are RCU-freed). */
+	kfree_rcu(di, rcu);
 }
 
 /*
@@ -99,6 +100,10 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 		if (!inode)
 			return 0;
 		lower = upper;
+	} else if (READ_ONCE(di->alias)) {
+		if (!inode)
+			return 0;
+		lower = di->alias;	/* a lower hard link showing its copy */
 	} else {
 		if (!inode || !top)
 			return !inode && !top;

@@ -184,7 +184,7 @@ static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
 	 * Over a whiteout, a lower object may hide below the new one: the
 	 * next lookup records it, so removing the new object hides it again.
 	 */
-	if (whiteout)
+	if (whiteout && !S_ISDIR(ca->mode))
 		WRITE_ONCE(di->invalid, true);
 	err = unionfs_ino_of(sb, 0, d_inode(ud), &ino, NULL);
 	if (err)
@@ -402,6 +402,7 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 		unionfs_name_gone(inode);
 	inode->i_ctime = current_time(inode);
 	dir->i_mtime = dir->i_ctime = current_time(dir);
+	WRITE_ONCE(di->removed, true);
 	WRITE_ONCE(di->invalid, true);
 out:
 	revert_creds(old_cred);
@@ -650,6 +651,7 @@ out_unlock:
 	if (!is_dir && !exchange && (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT))
 		unionfs_ns_remove(new);
 	if (new_inode && !exchange) {
+		WRITE_ONCE(UNIONFS_D(new)->removed, true);
 		if (new_is_dir)
 			clear_nlink(new_inode);
 		else
@@ -659,8 +661,16 @@ out_unlock:
 			unionfs_imap_forget(sb, new_inode->i_ino,
 					    unionfs_lower_inode(new_inode));
 	}
-	WRITE_ONCE(UNIONFS_D(old)->invalid, true);
-	WRITE_ONCE(UNIONFS_D(new)->invalid, true);
+	/*
+	 * A renamed file looks its new name up again (the lower objects it
+	 * hides there are others).  A directory keeps its info: its lower
+	 * directories are its redirect, and its node is read again when a
+	 * decision needs it; invalidating it would detach mounts below it.
+	 */
+	if (!is_dir)
+		WRITE_ONCE(UNIONFS_D(old)->invalid, true);
+	if (exchange && !new_is_dir)
+		WRITE_ONCE(UNIONFS_D(new)->invalid, true);
 	if (intent && unionfs_intent_end(UNIONFS_SB(sb), seq))
 		unionfs_odf_error(sb, "cannot delete a rename intent", -EIO);
 out:

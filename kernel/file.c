@@ -30,7 +30,8 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	int err;
 
 	if (file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) {
-		err = file->f_flags & O_TRUNC ?
+		/* Data is skipped only when the open will surely truncate. */
+		err = (file->f_flags & O_TRUNC) && (file->f_mode & FMODE_WRITE) ?
 		      unionfs_copy_up_truncate(dentry) :
 		      unionfs_copy_up(dentry);
 		if (err)

@@ -506,6 +506,9 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
 	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
 	err = unionfs_imap_put_locked(sbi, 0, rec);
+	/* Overwritten blocks of another file are not in a journal commit. */
+	if (!err)
+		err = vfs_fsync(sbi->imap[1], 0);
 	if (!err)
 		err = vfs_fsync(sbi->imap[0], 0);
 out:

@@ -118,7 +118,8 @@ static int unionfs_path_kind(const struct path *root, const char *upath)
 	struct path p;
 	int kind;
 
-	if (vfs_path_lookup(root->dentry, root->mnt, upath + 1, 0, &p))
+	if (vfs_path_lookup(root->dentry, root->mnt, upath + 1,
+			    LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &p))
 		return 0;
 	kind = d_can_lookup(p.dentry) ? S_IFDIR : d_inode(p.dentry)->i_mode & S_IFMT;
 	path_put(&p);
@@ -142,9 +143,11 @@ static int unionfs_intent_rename_upper(struct unionfs_sb_info *sbi,
 	dparent = kstrndup(dst, max_t(int, dname - dst - 1, 1), GFP_KERNEL);
 	err = sparent && dparent ? 0 : -ENOMEM;
 	if (!err)
-		err = vfs_path_lookup(root->dentry, root->mnt, sparent + 1, 0, &sp);
+		err = vfs_path_lookup(root->dentry, root->mnt, sparent + 1,
+				      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &sp);
 	if (!err) {
-		err = vfs_path_lookup(root->dentry, root->mnt, dparent + 1, 0, &dp);
+		err = vfs_path_lookup(root->dentry, root->mnt, dparent + 1,
+				      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &dp);
 		if (err)
 			path_put(&sp);
 	}

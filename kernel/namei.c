@@ -65,7 +65,7 @@ static int unionfs_lookup_redirect(struct dentry *dentry,
 		int err;
 
 		err = vfs_path_lookup(pl.path.dentry, pl.path.mnt, redirect + 1,
-				      0, &p);
+				      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &p);
 		if (err == -ENOENT || err == -ENOTDIR)
 			continue;
 		if (err)
@@ -189,10 +189,11 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 	u = le64_to_cpu(rec->mr_union_ino);
 	ll = le32_to_cpu(rec->mr_lower_links);
 	err = unionfs_imap_find(sbi, ODF_MAP_REVERSE - 1, 0, u, rec);
-	if (err || le64_to_cpu(rec->mr_tgt_ino) != lower->i_ino ||
-	    le16_to_cpu(rec->mr_tgt_branch) != bid ||
-	    (rec->mr_tgt_gen && lower->i_generation &&
-	     le32_to_cpu(rec->mr_tgt_gen) != lower->i_generation)) {
+	/* The forward map is authoritative: only a mismatch makes it stale. */
+	if (!err && (le64_to_cpu(rec->mr_tgt_ino) != lower->i_ino ||
+		     le16_to_cpu(rec->mr_tgt_branch) != bid ||
+		     (rec->mr_tgt_gen && lower->i_generation &&
+		      le32_to_cpu(rec->mr_tgt_gen) != lower->i_generation))) {
 		/* A record of an inode number the branch reused: stale. */
 		unionfs_imap_drop_copy(sbi, lower->i_ino);
 		goto det;

@@ -103,9 +103,11 @@ struct unionfs_lower {
  * shows; for a directory, every positive directory after it is merged.
  */
 struct unionfs_dentry_info {
+	struct rcu_head rcu;	/* freed after RCU-walk revalidation is done */
 	struct dentry *upper;
 	bool upper_positive;	/* what the union believes of @upper */
 	bool invalid;		/* renamed: look the name up again */
+	bool removed;		/* unlinked, removed or renamed over */
 	struct dentry *alias;	/* the upper copy of a lower hard link */
 	unsigned int ns_flags;	/* ODF_NODE_* of the name's ODF node at lookup */
 	unsigned int nlower;
