@@ -667,9 +667,8 @@ out_unlock:
 	 * directories are its redirect, and its node is read again when a
 	 * decision needs it; invalidating it would detach mounts below it.
 	 */
-	if (!is_dir)
-		WRITE_ONCE(UNIONFS_D(old)->invalid, true);
-	if (exchange && !new_is_dir)
+	WRITE_ONCE(UNIONFS_D(old)->invalid, true);
+	if (exchange)
 		WRITE_ONCE(UNIONFS_D(new)->invalid, true);
 	if (intent && unionfs_intent_end(UNIONFS_SB(sb), seq))
 		unionfs_odf_error(sb, "cannot delete a rename intent", -EIO);
