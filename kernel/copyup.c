@@ -281,6 +281,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	struct dentry *parent, *ud;
 	struct path lower, uparent;
 	const struct cred *old_cred;
+	struct unionfs_rd_txn rdt;
 	unsigned int lbindex;
 	struct kstat st;
 	int err;
@@ -315,6 +316,8 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		goto out;
 
 	parent = dget_parent(dentry);
+	/* The parent's listing stays; its upper directory changes. */
+	unionfs_rd_begin(&rdt, parent, 0);
 	uparent.mnt = unionfs_upper_mnt(sb);
 	uparent.dentry = unionfs_upper(parent);
 	err = -ENOENT;
@@ -367,6 +370,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	unionfs_invalidate_aliases(inode, dentry);
 	fsstack_copy_attr_times(d_inode(parent), d_inode(uparent.dentry));
 out_parent:
+	unionfs_rd_end(&rdt, err);
 	dput(parent);
 out:
 	revert_creds(old_cred);

@@ -109,26 +109,20 @@ struct unionfs_cattr {
 	const char *link;
 };
 
-static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
-				 const struct unionfs_cattr *ca)
+static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
+				    const struct unionfs_cattr *ca,
+				    struct dentry *uparent,
+				    struct unionfs_rd_txn *rdt)
 {
 	struct super_block *sb = dir->i_sb;
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	unionfs_idmap_t *idmap = unionfs_upper_idmap(sb);
-	struct dentry *parent = dentry->d_parent, *uparent, *ud;
+	struct inode *udir = d_inode(uparent), *inode;
 	const struct cred *old_cred;
-	struct inode *udir, *inode;
+	struct dentry *ud;
 	bool whiteout;
 	u64 ino;
 	int err;
-
-	err = unionfs_may_write(sb);
-	if (!err)
-		err = unionfs_copy_up(parent);
-	if (err)
-		return err;
-	uparent = unionfs_upper(parent);
-	udir = d_inode(uparent);
 
 	old_cred = unionfs_create_creds(sb);
 	if (IS_ERR(old_cred))
@@ -193,7 +187,30 @@ static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
 	if (IS_ERR(inode))
 		return PTR_ERR(inode);
 	d_instantiate(dentry, inode);
+	unionfs_rd_add(rdt, &dentry->d_name, inode);
 	return 0;
+}
+
+/* Create on the upper branch, then keep the readdir state up to date. */
+static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
+				 const struct unionfs_cattr *ca)
+{
+	struct super_block *sb = dir->i_sb;
+	struct dentry *parent = dentry->d_parent, *uparent;
+	struct unionfs_rd_txn rdt;
+	int err;
+
+	err = unionfs_may_write(sb);
+	if (!err)
+		err = unionfs_copy_up(parent);
+	if (err)
+		return err;
+	uparent = unionfs_upper(parent);
+
+	unionfs_rd_begin(&rdt, parent, 0);
+	err = unionfs_create_object_rd(dir, dentry, ca, uparent, &rdt);
+	unionfs_rd_end(&rdt, err);
+	return err;
 }
 
 static int unionfs_create(unionfs_idmap_t *idmap, struct inode *dir,
@@ -236,6 +253,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	struct inode *inode = d_inode(old);
 	struct dentry *uparent, *ud, *uold;
 	const struct cred *old_cred;
+	struct unionfs_rd_txn rdt;
 	struct inode *udir;
 	int err;
 
@@ -250,6 +268,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	uparent = unionfs_upper(new->d_parent);
 	udir = d_inode(uparent);
 
+	unionfs_rd_begin(&rdt, new->d_parent, 0);
 	old_cred = unionfs_override_creds(sb);
 	inode_lock_nested(udir, I_MUTEX_PARENT);
 	ud = unionfs_upper_child(new, uparent);
@@ -274,6 +293,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	if (err) {
 		if (!IS_ERR(ud))
 			dput(ud);
+		unionfs_rd_end(&rdt, err);
 		return err;
 	}
 	unionfs_set_upper(new, ud);
@@ -282,6 +302,8 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	inode->i_ctime = d_inode(uold)->i_ctime;
 	ihold(inode);
 	d_instantiate(new, inode);
+	unionfs_rd_add(&rdt, &new->d_name, inode);
+	unionfs_rd_end(&rdt, 0);
 	return 0;
 }
 
@@ -357,6 +379,7 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 	struct inode *inode = d_inode(dentry);
 	struct dentry *upper = unionfs_upper(dentry);
 	const struct cred *old_cred;
+	struct unionfs_rd_txn rdt;
 	bool whiteout;
 	int err;
 
@@ -368,6 +391,7 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 		if (err)
 			return err;
 	}
+	unionfs_rd_begin(&rdt, dentry->d_parent, 0);
 	old_cred = unionfs_override_creds(sb);
 	err = unionfs_refresh_ns(dentry);
 	if (err)
@@ -404,8 +428,12 @@ static int unionfs_do_remove(struct inode *dir, struct dentry *dentry,
 	dir->i_mtime = dir->i_ctime = current_time(dir);
 	WRITE_ONCE(di->removed, true);
 	WRITE_ONCE(di->invalid, true);
+	unionfs_rd_del(&rdt, &dentry->d_name);
 out:
 	revert_creds(old_cred);
+	unionfs_rd_end(&rdt, err);
+	if (!err && is_dir)
+		unionfs_rd_drop(dentry);
 	return err;
 }
 
@@ -544,6 +572,7 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	struct inode *new_inode = d_inode(new);
 	bool old_whiteout, new_has_upper, intent = false;
 	struct dentry *uold_dir, *unew_dir, *uold, *unew, *trap;
+	struct unionfs_rd_txn rdt_old, rdt_new;
 	struct renamedata rd = {};
 	const struct cred *old_cred;
 	u64 seq = 0;
@@ -568,6 +597,9 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		return err;
 	new_has_upper = unionfs_upper(new) != NULL;
 
+	unionfs_rd_begin(&rdt_old, old->d_parent, 0);
+	if (new->d_parent != old->d_parent)
+		unionfs_rd_begin(&rdt_new, new->d_parent, 1);
 	old_cred = unionfs_override_creds(sb);
 	err = unionfs_refresh_ns(old);
 	if (err)
@@ -672,28 +704,22 @@ out_unlock:
 		WRITE_ONCE(UNIONFS_D(new)->invalid, true);
 	if (intent && unionfs_intent_end(UNIONFS_SB(sb), seq))
 		unionfs_odf_error(sb, "cannot delete a rename intent", -EIO);
+	/* The listings: names gone, added, or showing another object. */
+	if (exchange) {
+		unionfs_rd_add(&rdt_old, &old->d_name, new_inode);
+	} else {
+		unionfs_rd_del(&rdt_old, &old->d_name);
+	}
+	unionfs_rd_add(new->d_parent != old->d_parent ? &rdt_new : &rdt_old,
+		       &new->d_name, d_inode(old));
 out:
 	revert_creds(old_cred);
+	if (new->d_parent != old->d_parent)
+		unionfs_rd_end(&rdt_new, err);
+	unionfs_rd_end(&rdt_old, err);
+	if (!err && new_inode && new_is_dir && !exchange)
+		unionfs_rd_drop(new);
 	return err;
-}
-
-/* A merged directory is empty when its listing (whiteouts hidden) is. */
-static bool unionfs_empty_actor(void *arg, const char *name, int len, u64 ino,
-				unsigned int type)
-{
-	*(bool *)arg = false;
-	return false;
-}
-
-int unionfs_check_empty(struct dentry *dentry)
-{
-	bool empty = true;
-	int err;
-
-	err = unionfs_dir_iterate_merged(dentry, unionfs_empty_actor, &empty);
-	if (err)
-		return err;
-	return empty ? 0 : -ENOTEMPTY;
 }
 
 const struct inode_operations unionfs_dir_iops = {

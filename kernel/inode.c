@@ -50,6 +50,7 @@ struct inode *unionfs_alloc_inode(struct super_block *sb)
 	ui->lower = NULL;
 	ui->origin = NULL;
 	ui->lower_links = 0;
+	ui->rd = NULL;
 	return &ui->vfs_inode;
 }
 
@@ -65,6 +66,7 @@ void unionfs_evict_inode(struct inode *inode)
 
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
+	unionfs_rd_free(inode);
 	ui->lower = NULL;
 	ui->origin = NULL;
 	iput(lower);

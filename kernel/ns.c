@@ -132,16 +132,16 @@ int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node)
 	return err;
 }
 
-bool unionfs_ns_dir_exists(struct dentry *dentry)
+/* The namespace directory /ns/D of union directory D, if there is one. */
+int unionfs_ns_lookup_dir(struct dentry *dir, struct path *path)
 {
-	struct path path;
-	bool ret;
+	int err = unionfs_ns_lookup(dir, path);
 
-	if (unionfs_ns_lookup(dentry, &path))
-		return false;
-	ret = d_can_lookup(path.dentry);
-	path_put(&path);
-	return ret;
+	if (!err && !d_can_lookup(path->dentry)) {
+		path_put(path);
+		err = -ENOENT;
+	}
+	return err;
 }
 
 static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
@@ -769,56 +769,6 @@ int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange)
 	}
 	unionfs_upath_put(&o);
 	return err;
-}
-
-/* Whiteout names in the node directory of union directory @dir. */
-struct unionfs_ns_lister {
-	struct dir_context ctx;
-	int (*fn)(void *arg, const char *name, int len);
-	void *arg;
-	int err;
-};
-
-static bool unionfs_ns_list_actor(struct dir_context *ctx, const char *name,
-				  int len, loff_t off, u64 ino,
-				  unsigned int type)
-{
-	struct unionfs_ns_lister *l =
-		container_of(ctx, struct unionfs_ns_lister, ctx);
-
-	if (type != DT_REG)
-		return true;	/* directories are nodes, not whiteouts */
-	l->err = l->fn(l->arg, name, len);
-	return !l->err;
-}
-
-int unionfs_ns_list_whiteouts(struct dentry *dir,
-			      int (*fn)(void *arg, const char *name, int len),
-			      void *arg)
-{
-	struct unionfs_ns_lister l = {
-		.ctx.actor = unionfs_ns_list_actor,
-		.fn = fn,
-		.arg = arg,
-	};
-	struct path path;
-	struct file *f;
-	int err;
-
-	err = unionfs_ns_lookup(dir, &path);
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	if (!d_can_lookup(path.dentry)) {
-		path_put(&path);
-		return 0;
-	}
-	f = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
-	path_put(&path);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	err = iterate_dir(f, &l.ctx);
-	fput(f);
-	return err ?: l.err;
 }
 
 /* Finish the reclaim area (section 8), keeping intents. */

@@ -677,6 +677,9 @@ int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
 	if (!err)
 		err = unionfs_odf_open_dir(fc, sbi, ODF_PATH_RECLAIM,
 					   &sbi->reclaim);
+	if (!err)
+		err = unionfs_odf_open_dir(fc, sbi, ODF_PATH_READDIR,
+					   &sbi->readdir);
 	if (!err && !(fc->sb_flags & SB_RDONLY))
 		err = unionfs_odf_start(fc, sbi, table);
 	if (!err) {
@@ -701,6 +704,7 @@ void unionfs_odf_close(struct unionfs_sb_info *sbi)
 	unionfs_imap_close(sbi);
 	path_put(&sbi->ns);
 	path_put(&sbi->reclaim);
+	path_put(&sbi->readdir);
 	kfree(sbi->odf_sb);
 	sbi->odf_sb = NULL;
 	dput(sbi->odf.dentry);

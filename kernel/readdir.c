@@ -1,26 +1,341 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * odf-unionfs: directories.
+ * odf-unionfs: directory files.
  *
- * A directory that exists on one branch only is that branch's directory:
- * entries, offsets and seeks are the branch's own; only d_ino is
- * translated to the union inode number, so d_ino equals st_ino.
+ * A directory whose only part is on the upper branch is that branch's
+ * directory: entries, offsets and seeks are the branch's own; only d_ino
+ * is translated to the union inode number, so d_ino equals st_ino.
  *
- * A merged directory (on several branches) is listed from a per-open-file
- * cache built when the listing starts at offset 0: every branch's
- * directory in priority order, each name once (the highest branch wins),
- * "." and ".." at offsets 0 and 1, entry n at offset n + 2.  This cache
- * lives in memory for as long as the directory is open; the persistent,
- * ODF-backed readdir state replaces it (see docs/odf-format.md).
+ * A directory with a part on any other branch is merged: it is listed
+ * from its persistent readdir state on the ODF (rdstate.c), whose
+ * offsets are stable ordinals: "." is 0, ".." is 1, an entry is 2 + its
+ * slot.  A read-only union cannot write that state: it uses a valid one
+ * and otherwise lists the directory from a per-open-file cache in memory
+ * (offsets valid while the file is open).
+ *
+ * This file also streams the merged listing itself (branch directories
+ * in priority order, whiteouts filtered, duplicates NOT removed) with
+ * memory that does not depend on the directory's size.
  */
 #include <linux/cred.h>
+#include <linux/crc32c.h>
 #include <linux/file.h>
 #include <linux/list.h>
+#include <linux/namei.h>
 #include <linux/rbtree.h>
 #include <linux/slab.h>
 #include "unionfs.h"
 
-#define UNIONFS_RD_FIRST	2	/* offset of the first merged entry */
+/*
+ * Branch directories are read in batches: entries are collected while
+ * the branch directory is locked and handed on (with d_ino translated,
+ * which may read the inode maps, or the ODF written) after it is
+ * unlocked.
+ */
+#define UNIONFS_BATCH	32
+
+struct unionfs_batch_ent {
+	loff_t pos;			/* the entry's own offset */
+	u64 ino;
+	unsigned int type;
+	int len;
+	char name[NAME_MAX + 1];
+};
+
+struct unionfs_batch {
+	struct dir_context ctx;
+	unsigned int n;
+	struct unionfs_batch_ent ent[UNIONFS_BATCH];
+};
+
+static bool unionfs_batch_actor(struct dir_context *ctx, const char *name,
+				int len, loff_t offset, u64 ino,
+				unsigned int type)
+{
+	struct unionfs_batch *b = container_of(ctx, struct unionfs_batch, ctx);
+	struct unionfs_batch_ent *be;
+
+	if (b->n == UNIONFS_BATCH)
+		return false;	/* not consumed: the next batch starts here */
+	be = &b->ent[b->n++];
+	be->pos = offset;
+	be->ino = ino;
+	be->type = type;
+	be->len = len;
+	memcpy(be->name, name, len);
+	be->name[len] = 0;
+	return true;
+}
+
+/* Read the next batch of @dir; 0 entries at the end. */
+static int unionfs_batch_read(struct file *dir, struct unionfs_batch *b)
+{
+	b->ctx.actor = unionfs_batch_actor;
+	b->ctx.pos = dir->f_pos;
+	b->n = 0;
+	return iterate_dir(dir, &b->ctx);
+}
+
+static bool unionfs_is_dot(const char *name, int len)
+{
+	return name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
+}
+
+/*
+ * The branch directories a union directory merges, highest priority
+ * first: the upper one (branch 0) if it exists, then every lower
+ * directory from the one it shows on.  *k starts at 0.
+ */
+bool unionfs_dir_next_part(const struct dentry *dentry, unsigned int *k,
+			   struct path *path, unsigned int *bindex)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct dentry *upper = unionfs_upper(dentry);
+	unsigned int i;
+
+	/* *k - 1 is the next index of di->lower to look at. */
+	if (*k == 0) {
+		*k = 1 + (upper ? 0 : di->top);
+		if (upper) {
+			path->mnt = unionfs_upper_mnt(dentry->d_sb);
+			path->dentry = upper;
+			*bindex = 0;
+			return true;
+		}
+	}
+	for (i = *k - 1; i < di->nlower; i++) {
+		const struct unionfs_lower *l = &di->lower[i];
+
+		if (l->positive && d_is_dir(l->path.dentry)) {
+			*k = i + 2;
+			*path = l->path;
+			*bindex = l->bindex;
+			return true;
+		}
+	}
+	*k = di->nlower + 1;
+	return false;
+}
+
+/* Does the directory have a part on a branch other than the upper one? */
+bool unionfs_dir_has_lower(const struct dentry *dentry)
+{
+	unsigned int k = 0, bindex;
+	struct path p;
+
+	while (unionfs_dir_next_part(dentry, &k, &p, &bindex))
+		if (bindex)
+			return true;
+	return false;
+}
+
+/* Does the directory merge directories of several branches? */
+bool unionfs_dir_is_merged(const struct dentry *dentry)
+{
+	unsigned int k = 0, bindex, n = 0;
+	struct path p;
+
+	while (unionfs_dir_next_part(dentry, &k, &p, &bindex))
+		n++;
+	return n > 1;
+}
+
+/*
+ * Whiteouts of one directory, for the names of its lower parts.  A small
+ * Bloom filter of the whiteout names (read from the namespace directory
+ * first) lets most names pass without a lookup on the ODF; a name it
+ * cannot rule out is looked up.  Memory is fixed, whatever the number of
+ * names or whiteouts.
+ */
+#define UNIONFS_WO_BITS		(1U << 15)
+
+struct unionfs_wofilter {
+	struct dir_context ctx;
+	struct path ns;			/* the namespace directory, if any */
+	unsigned long *bloom;
+	unsigned int nwo;		/* whiteout-like names seen */
+};
+
+static u32 unionfs_wo_hash(const char *name, int len)
+{
+	return crc32c(0x4f444657, name, len);
+}
+
+static bool unionfs_wo_actor(struct dir_context *ctx, const char *name,
+			     int len, loff_t off, u64 ino, unsigned int type)
+{
+	struct unionfs_wofilter *wf = container_of(ctx, struct unionfs_wofilter, ctx);
+	u32 h;
+
+	if (type == DT_DIR || unionfs_is_dot(name, len))
+		return true;	/* directories are nodes, not whiteouts */
+	h = unionfs_wo_hash(name, len);
+	__set_bit(h % UNIONFS_WO_BITS, wf->bloom);
+	__set_bit((h >> 16) % UNIONFS_WO_BITS, wf->bloom);
+	wf->nwo++;
+	return true;
+}
+
+static int unionfs_wo_init(struct unionfs_wofilter *wf, struct dentry *dentry)
+{
+	struct file *f;
+	int err;
+
+	memset(wf, 0, sizeof(*wf));
+	err = unionfs_ns_lookup_dir(dentry, &wf->ns);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	wf->bloom = kzalloc(UNIONFS_WO_BITS / 8, GFP_KERNEL);
+	err = -ENOMEM;
+	if (!wf->bloom)
+		goto fail;
+	f = dentry_open(&wf->ns, O_RDONLY | O_DIRECTORY | O_NOATIME,
+			current_cred());
+	err = PTR_ERR(f);
+	if (IS_ERR(f))
+		goto fail;
+	wf->ctx.actor = unionfs_wo_actor;
+	err = iterate_dir(f, &wf->ctx);
+	fput(f);
+	if (!err)
+		return 0;
+fail:
+	kfree(wf->bloom);
+	wf->bloom = NULL;
+	path_put(&wf->ns);
+	wf->ns.dentry = NULL;
+	return err;
+}
+
+static void unionfs_wo_free(struct unionfs_wofilter *wf)
+{
+	kfree(wf->bloom);
+	if (wf->ns.dentry)
+		path_put(&wf->ns);
+}
+
+/* Is @name whited out in the directory (W1: for lower branches only)? */
+static int unionfs_wo_test(struct unionfs_wofilter *wf, const char *name,
+			   int len)
+{
+	struct dentry *d;
+	u32 h;
+	int ret;
+
+	if (!wf->nwo)
+		return 0;
+	h = unionfs_wo_hash(name, len);
+	if (!test_bit(h % UNIONFS_WO_BITS, wf->bloom) ||
+	    !test_bit((h >> 16) % UNIONFS_WO_BITS, wf->bloom))
+		return 0;
+	d = lookup_one_len_unlocked(name, wf->ns.dentry, len);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	/* A regular file is a whiteout, record or not (section 5). */
+	ret = d_is_positive(d) && !d_is_dir(d);
+	dput(d);
+	return ret;
+}
+
+/*
+ * Call @fn for each name of the merged listing of @dentry: the names of
+ * each branch directory in priority order, lower names that a whiteout
+ * hides left out.  A name found on several branches comes once per
+ * branch (the first is the one the union shows).  @fn gets the branch's
+ * inode number and may sleep, read and write the ODF; it returns < 0 to
+ * fail, > 0 to stop.  The caller runs with the mounter's credentials.
+ */
+int unionfs_dir_stream(struct dentry *dentry, unionfs_name_fn fn, void *arg)
+{
+	struct unionfs_wofilter wf;
+	struct unionfs_batch *b;
+	unsigned int k = 0, bindex, i;
+	struct path part;
+	int err;
+
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	err = unionfs_wo_init(&wf, dentry);
+	if (err)
+		goto out_free;
+	while (!err && unionfs_dir_next_part(dentry, &k, &part, &bindex)) {
+		struct file *dir;
+
+		dir = dentry_open(&part, O_RDONLY | O_DIRECTORY | O_NOATIME,
+				  current_cred());
+		if (IS_ERR(dir)) {
+			err = PTR_ERR(dir);
+			break;
+		}
+		do {
+			err = unionfs_batch_read(dir, b);
+			for (i = 0; !err && i < b->n; i++) {
+				struct unionfs_batch_ent *be = &b->ent[i];
+
+				if (unionfs_is_dot(be->name, be->len))
+					continue;
+				if (bindex) {
+					err = unionfs_wo_test(&wf, be->name,
+							      be->len);
+					if (err) {
+						err = err > 0 ? 0 : err;
+						continue;
+					}
+				}
+				err = fn(arg, be->name, be->len, be->ino,
+					 be->type, bindex);
+			}
+		} while (!err && b->n == UNIONFS_BATCH);
+		fput(dir);
+	}
+	unionfs_wo_free(&wf);
+out_free:
+	kfree(b);
+	return err < 0 ? err : 0;
+}
+
+struct unionfs_counter {
+	struct dir_context ctx;
+	u64 n;
+};
+
+static bool unionfs_count_actor(struct dir_context *ctx, const char *name,
+				int len, loff_t off, u64 ino, unsigned int type)
+{
+	struct unionfs_counter *c = container_of(ctx, struct unionfs_counter, ctx);
+
+	if (!unionfs_is_dot(name, len))
+		c->n++;
+	return true;
+}
+
+/* How many names the branch directories hold together (an upper bound). */
+int unionfs_dir_count(struct dentry *dentry, u64 *count)
+{
+	struct unionfs_counter c = { .ctx.actor = unionfs_count_actor };
+	unsigned int k = 0, bindex;
+	struct path part;
+	int err = 0;
+
+	while (!err && unionfs_dir_next_part(dentry, &k, &part, &bindex)) {
+		struct file *dir;
+
+		dir = dentry_open(&part, O_RDONLY | O_DIRECTORY | O_NOATIME,
+				  current_cred());
+		if (IS_ERR(dir))
+			return PTR_ERR(dir);
+		c.ctx.pos = 0;
+		err = iterate_dir(dir, &c.ctx);
+		fput(dir);
+	}
+	*count = c.n;
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* The in-memory listing of a read-only union without a valid state    */
+/* ------------------------------------------------------------------ */
 
 struct unionfs_rdent {
 	struct rb_node node;		/* by name, to drop duplicates */
@@ -28,7 +343,6 @@ struct unionfs_rdent {
 	u64 ino;			/* branch inode until translated */
 	unsigned int type;
 	unsigned int bindex;
-	bool hidden;			/* a whiteout: never listed */
 	int len;
 	char name[];
 };
@@ -42,46 +356,6 @@ struct unionfs_rdcache {
 	loff_t cursor_pos;
 };
 
-struct unionfs_dir_file {
-	struct file *realfile;		/* the only branch directory, if one */
-	struct unionfs_rdcache *cache;	/* merged directories */
-};
-
-/* Collects one branch directory into the merged cache. */
-struct unionfs_rdfill {
-	struct dir_context ctx;
-	struct super_block *sb;
-	struct unionfs_rdcache *cache;
-	unsigned int bindex;
-	int err;
-};
-
-/*
- * Passes one branch directory through in batches: entries are collected
- * while the branch directory is locked and handed on (with d_ino
- * translated, which may read the inode maps) after it is unlocked.
- */
-#define UNIONFS_PASS_BATCH	64
-
-struct unionfs_passent {
-	loff_t pos;			/* the entry's own offset */
-	u64 ino;
-	unsigned int type;
-	int len;
-	char name[NAME_MAX + 1];
-};
-
-struct unionfs_rdpass {
-	struct dir_context ctx;
-	unsigned int n;
-	struct unionfs_passent ent[UNIONFS_PASS_BATCH];
-};
-
-static bool unionfs_is_dot(const char *name, int len)
-{
-	return name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
-}
-
 static void unionfs_rdcache_free(struct unionfs_rdcache *cache)
 {
 	struct unionfs_rdent *e, *next;
@@ -94,10 +368,10 @@ static void unionfs_rdcache_free(struct unionfs_rdcache *cache)
 }
 
 /* Inserts a name unless a higher branch already gave it.  */
-static int unionfs_rdcache_add(struct unionfs_rdcache *cache, const char *name,
-			       int len, u64 ino, unsigned int type,
-			       unsigned int bindex, bool hidden)
+static int unionfs_rdcache_add(void *arg, const char *name, int len, u64 ino,
+			       unsigned int type, unsigned int bindex)
 {
+	struct unionfs_rdcache *cache = arg;
 	struct rb_node **link = &cache->names.rb_node, *parent = NULL;
 	struct unionfs_rdent *e;
 	int cmp;
@@ -120,7 +394,6 @@ static int unionfs_rdcache_add(struct unionfs_rdcache *cache, const char *name,
 	e->ino = ino;
 	e->type = type;
 	e->bindex = bindex;
-	e->hidden = hidden;
 	rb_link_node(&e->node, parent, link);
 	rb_insert_color(&e->node, &cache->names);
 	list_add_tail(&e->list, &cache->entries);
@@ -128,55 +401,12 @@ static int unionfs_rdcache_add(struct unionfs_rdcache *cache, const char *name,
 	return 0;
 }
 
-static bool unionfs_rdfill_actor(struct dir_context *ctx, const char *name,
-				 int len, loff_t offset, u64 ino,
-				 unsigned int type)
-{
-	struct unionfs_rdfill *rf = container_of(ctx, struct unionfs_rdfill, ctx);
-
-	if (unionfs_is_dot(name, len))
-		return true;
-	rf->err = unionfs_rdcache_add(rf->cache, name, len, ino, type,
-				      rf->bindex, false);
-	return !rf->err;
-}
-
-static int unionfs_rdcache_hide(void *arg, const char *name, int len)
-{
-	return unionfs_rdcache_add(arg, name, len, 0, DT_UNKNOWN, 0, true);
-}
-
-static int unionfs_rdcache_fill_branch(struct unionfs_rdcache *cache,
-				       struct super_block *sb,
-				       const struct path *path,
-				       unsigned int bindex)
-{
-	struct unionfs_rdfill rf = {
-		.ctx.actor = unionfs_rdfill_actor,
-		.sb = sb,
-		.cache = cache,
-		.bindex = bindex,
-	};
-	struct file *dir;
-	int err;
-
-	dir = dentry_open(path, O_RDONLY | O_DIRECTORY, current_cred());
-	if (IS_ERR(dir))
-		return PTR_ERR(dir);
-	err = iterate_dir(dir, &rf.ctx);
-	fput(dir);
-	return err ?: rf.err;
-}
-
 static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 {
-	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	struct unionfs_rdcache *cache;
 	const struct cred *old_cred;
 	struct unionfs_rdent *e;
-	struct path upper;
-	unsigned int i;
-	int err = 0;
+	int err;
 
 	cache = kzalloc(sizeof(*cache), GFP_KERNEL);
 	if (!cache)
@@ -184,31 +414,13 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 	cache->names = RB_ROOT;
 	INIT_LIST_HEAD(&cache->entries);
 
-	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
-	upper.dentry = unionfs_upper(dentry);
-	if (upper.dentry) {
-		upper.mnt = unionfs_upper_mnt(dentry->d_sb);
-		err = unionfs_rdcache_fill_branch(cache, dentry->d_sb, &upper, 0);
-	}
-	/* Whiteouts hide the names of the branches below the upper one. */
-	if (!err)
-		err = unionfs_ns_list_whiteouts(dentry, unionfs_rdcache_hide,
-						cache);
-	for (i = upper.dentry ? 0 : di->top; i < di->nlower && !err; i++) {
-		const struct unionfs_lower *l = &di->lower[i];
-
-		if (l->positive && d_is_dir(l->path.dentry))
-			err = unionfs_rdcache_fill_branch(cache, dentry->d_sb,
-							  &l->path, l->bindex);
-	}
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	err = unionfs_dir_stream(dentry, unionfs_rdcache_add, cache);
 	revert_creds(old_cred);
-	/* d_ino: the union numbers, now that no branch directory is locked. */
 	list_for_each_entry(e, &cache->entries, list) {
 		if (err)
 			break;
-		if (!e->hidden)
-			err = unionfs_uino(dentry->d_sb, e->bindex, e->ino,
-					   &e->ino);
+		err = unionfs_uino(dentry->d_sb, e->bindex, e->ino, &e->ino);
 	}
 	if (err) {
 		unionfs_rdcache_free(cache);
@@ -216,6 +428,22 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 	}
 	return cache;
 }
+
+/* ------------------------------------------------------------------ */
+/* Directory files                                                      */
+/* ------------------------------------------------------------------ */
+
+enum unionfs_dir_mode {
+	UNIONFS_DIR_PASS,	/* one branch directory, passed through */
+	UNIONFS_DIR_STATE,	/* merged, from the ODF readdir state */
+	UNIONFS_DIR_MEMORY,	/* merged, from an in-memory cache */
+};
+
+struct unionfs_dir_file {
+	enum unionfs_dir_mode mode;
+	struct file *realfile;		/* UNIONFS_DIR_PASS */
+	struct unionfs_rdcache *cache;	/* UNIONFS_DIR_MEMORY */
+};
 
 static u64 unionfs_parent_ino(struct file *file)
 {
@@ -226,7 +454,23 @@ static u64 unionfs_parent_ino(struct file *file)
 	return ino;
 }
 
-static int unionfs_iterate_merged(struct file *file, struct dir_context *ctx)
+/* "." and ".." at offsets 0 and 1; false when the caller's buffer is full. */
+bool unionfs_emit_dots(struct file *file, struct dir_context *ctx)
+{
+	if (ctx->pos == ODF_RD_OFF_DOT) {
+		if (!dir_emit(ctx, ".", 1, file_inode(file)->i_ino, DT_DIR))
+			return false;
+		ctx->pos = ODF_RD_OFF_DOTDOT;
+	}
+	if (ctx->pos == ODF_RD_OFF_DOTDOT) {
+		if (!dir_emit(ctx, "..", 2, unionfs_parent_ino(file), DT_DIR))
+			return false;
+		ctx->pos = ODF_RD_OFF_FIRST;
+	}
+	return true;
+}
+
+static int unionfs_iterate_memory(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
 	struct unionfs_rdcache *cache = df->cache;
@@ -240,23 +484,15 @@ static int unionfs_iterate_merged(struct file *file, struct dir_context *ctx)
 		unionfs_rdcache_free(df->cache);
 		df->cache = cache;
 	}
-	if (ctx->pos == 0 &&
-	    !dir_emit(ctx, ".", 1, file_inode(file)->i_ino, DT_DIR))
+	if (!unionfs_emit_dots(file, ctx))
 		return 0;
-	if (ctx->pos == 0)
-		ctx->pos = 1;
-	if (ctx->pos == 1 &&
-	    !dir_emit(ctx, "..", 2, unionfs_parent_ino(file), DT_DIR))
-		return 0;
-	if (ctx->pos == 1)
-		ctx->pos = UNIONFS_RD_FIRST;
 
 	/* Resume at the cursor when reading on, else walk to the offset. */
 	if (cache->cursor && cache->cursor_pos == ctx->pos) {
 		e = cache->cursor;
 		pos = ctx->pos;
 	} else {
-		pos = UNIONFS_RD_FIRST;
+		pos = ODF_RD_OFF_FIRST;
 		e = list_first_entry_or_null(&cache->entries,
 					     struct unionfs_rdent, list);
 		while (e && pos < ctx->pos) {
@@ -266,36 +502,17 @@ static int unionfs_iterate_merged(struct file *file, struct dir_context *ctx)
 		}
 	}
 	for (; e; pos++) {
-		if (!e->hidden &&
-		    !dir_emit(ctx, e->name, e->len, e->ino, e->type))
+		if (!dir_emit(ctx, e->name, e->len, e->ino, e->type))
 			break;
 		ctx->pos = pos + 1;
 		e = list_is_last(&e->list, &cache->entries) ? NULL :
 			list_next_entry(e, list);
 	}
 	if (!e)
-		ctx->pos = cache->count + UNIONFS_RD_FIRST;
+		ctx->pos = cache->count + ODF_RD_OFF_FIRST;
 	cache->cursor = e;
 	cache->cursor_pos = ctx->pos;
 	return 0;
-}
-
-static bool unionfs_rdpass_actor(struct dir_context *ctx, const char *name,
-				 int len, loff_t offset, u64 ino,
-				 unsigned int type)
-{
-	struct unionfs_rdpass *rp = container_of(ctx, struct unionfs_rdpass, ctx);
-	struct unionfs_passent *pe;
-
-	if (rp->n == UNIONFS_PASS_BATCH)
-		return false;	/* not consumed: the next batch starts here */
-	pe = &rp->ent[rp->n++];
-	pe->pos = offset;
-	pe->ino = ino;
-	pe->type = type;
-	pe->len = len;
-	memcpy(pe->name, name, len);
-	return true;
 }
 
 static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
@@ -304,48 +521,45 @@ static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 	struct inode *inode = file_inode(file);
 	struct super_block *sb = inode->i_sb;
 	unsigned int bindex = UNIONFS_I(inode)->bindex;
-	struct unionfs_rdpass *rp;
+	struct unionfs_batch *b;
 	unsigned int i;
 	int err = 0;
 
-	rp = kmalloc(sizeof(*rp), GFP_KERNEL);
-	if (!rp)
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
 		return -ENOMEM;
 	for (;;) {
 		loff_t next;
 
-		rp->ctx.actor = unionfs_rdpass_actor;
-		rp->ctx.pos = ctx->pos;
-		rp->n = 0;
 		/* The branch directory resumes where the union file stands. */
 		df->realfile->f_pos = ctx->pos;
-		err = iterate_dir(df->realfile, &rp->ctx);
-		if (err || !rp->n)
+		err = unionfs_batch_read(df->realfile, b);
+		if (err || !b->n)
 			break;
 		next = df->realfile->f_pos;
-		for (i = 0; i < rp->n; i++) {
-			struct unionfs_passent *pe = &rp->ent[i];
+		for (i = 0; i < b->n; i++) {
+			struct unionfs_batch_ent *be = &b->ent[i];
 			u64 uino;
 
-			if (pe->len == 1 && pe->name[0] == '.')
+			if (be->len == 1 && be->name[0] == '.')
 				uino = inode->i_ino;
-			else if (pe->len == 2 && pe->name[0] == '.' &&
-				 pe->name[1] == '.')
+			else if (be->len == 2 && be->name[0] == '.' &&
+				 be->name[1] == '.')
 				uino = unionfs_parent_ino(file);
 			else
-				err = unionfs_uino(sb, bindex, pe->ino, &uino);
+				err = unionfs_uino(sb, bindex, be->ino, &uino);
 			if (err)
 				goto out;
-			ctx->pos = pe->pos;
-			if (!dir_emit(ctx, pe->name, pe->len, uino, pe->type))
+			ctx->pos = be->pos;
+			if (!dir_emit(ctx, be->name, be->len, uino, be->type))
 				goto out;
 		}
 		ctx->pos = next;
-		if (rp->n < UNIONFS_PASS_BATCH)
+		if (b->n < UNIONFS_BATCH)
 			break;
 	}
 out:
-	kfree(rp);
+	kfree(b);
 	return err;
 }
 
@@ -353,58 +567,45 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
 
-	return df->realfile ? unionfs_iterate_single(file, ctx) :
-			      unionfs_iterate_merged(file, ctx);
+	switch (df->mode) {
+	case UNIONFS_DIR_PASS:
+		return unionfs_iterate_single(file, ctx);
+	case UNIONFS_DIR_STATE: {
+		int err = unionfs_rd_iterate(file, ctx);
+
+		/* No room on the ODF for the state: list from memory. */
+		if (err != -ENOSPC && err != -EDQUOT && err != -E2BIG)
+			return err;
+		pr_warn_ratelimited("unionfs: cannot write the readdir state of '%pd' (error %d): listing it from memory\n",
+				    file->f_path.dentry, err);
+		df->mode = UNIONFS_DIR_MEMORY;
+		return unionfs_iterate_memory(file, ctx);
+	}
+	default:
+		return unionfs_iterate_memory(file, ctx);
+	}
 }
 
-/* Does the directory merge directories of several branches? */
-bool unionfs_dir_is_merged(const struct dentry *dentry)
+/* A merged directory is empty when its listing (whiteouts hidden) is. */
+static int unionfs_empty_fn(void *arg, const char *name, int len, u64 ino,
+			    unsigned int type, unsigned int bindex)
 {
-	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
-	unsigned int i, n = unionfs_upper(dentry) ? 1 : 0;
-
-	for (i = n ? 0 : di->top; i < di->nlower; i++)
-		if (di->lower[i].positive && d_is_dir(di->lower[i].path.dentry))
-			n++;
-	return n > 1;
+	*(bool *)arg = false;
+	return 1;
 }
 
-/*
- * A directory of one branch is passed through, unless it is a lower one
- * with a namespace node (whiteouts may hide some of its names).
- */
-static bool unionfs_dir_needs_merge(struct dentry *dentry)
+int unionfs_check_empty(struct dentry *dentry)
 {
 	const struct cred *old_cred;
-	bool ret;
+	bool empty = true;
+	int err;
 
-	if (unionfs_dir_is_merged(dentry))
-		return true;
-	if (unionfs_upper(dentry))
-		return false;
-	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
-	ret = unionfs_ns_dir_exists(dentry);
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	err = unionfs_dir_stream(dentry, unionfs_empty_fn, &empty);
 	revert_creds(old_cred);
-	return ret;
-}
-
-/* Call @fn for each name of a merged listing, until it returns false. */
-int unionfs_dir_iterate_merged(struct dentry *dentry,
-			       bool (*fn)(void *arg, const char *name, int len,
-					  u64 ino, unsigned int type),
-			       void *arg)
-{
-	struct unionfs_rdcache *cache;
-	struct unionfs_rdent *e;
-
-	cache = unionfs_rdcache_build(dentry);
-	if (IS_ERR(cache))
-		return PTR_ERR(cache);
-	list_for_each_entry(e, &cache->entries, list)
-		if (!e->hidden && !fn(arg, e->name, e->len, e->ino, e->type))
-			break;
-	unionfs_rdcache_free(cache);
-	return 0;
+	if (err)
+		return err;
+	return empty ? 0 : -ENOTEMPTY;
 }
 
 static int unionfs_dir_open(struct inode *inode, struct file *file)
@@ -412,22 +613,26 @@ static int unionfs_dir_open(struct inode *inode, struct file *file)
 	struct dentry *dentry = file->f_path.dentry;
 	struct unionfs_dir_file *df;
 	struct file *realfile;
+	struct path real;
 
 	df = kzalloc(sizeof(*df), GFP_KERNEL);
 	if (!df)
 		return -ENOMEM;
-	if (!unionfs_dir_needs_merge(dentry)) {
-		struct path real;
-
-		unionfs_real_path(dentry, &real);
-		realfile = dentry_open(&real, file->f_flags, current_cred());
-		if (IS_ERR(realfile)) {
-			kfree(df);
-			return PTR_ERR(realfile);
-		}
-		df->realfile = realfile;
-	}
 	file->private_data = df;
+	if (unionfs_dir_has_lower(dentry)) {
+		df->mode = unionfs_rd_usable(dentry) ? UNIONFS_DIR_STATE :
+						       UNIONFS_DIR_MEMORY;
+		return 0;
+	}
+	df->mode = UNIONFS_DIR_PASS;
+	unionfs_real_path(dentry, &real);
+	realfile = dentry_open(&real, file->f_flags, current_cred());
+	if (IS_ERR(realfile)) {
+		kfree(df);
+		file->private_data = NULL;
+		return PTR_ERR(realfile);
+	}
+	df->realfile = realfile;
 	return 0;
 }
 
@@ -447,7 +652,7 @@ static loff_t unionfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	struct unionfs_dir_file *df = file->private_data;
 	loff_t ret;
 
-	if (df->realfile) {
+	if (df->mode == UNIONFS_DIR_PASS) {
 		df->realfile->f_pos = file->f_pos;
 		ret = vfs_llseek(df->realfile, offset, whence);
 		file->f_pos = df->realfile->f_pos;
@@ -459,13 +664,33 @@ static loff_t unionfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	case SEEK_CUR:
 		offset += file->f_pos;
 		break;
+	case SEEK_END:
+		if (df->mode == UNIONFS_DIR_STATE) {
+			ret = unionfs_rd_end_offset(file);
+		} else {
+			if (!df->cache) {
+				df->cache = unionfs_rdcache_build(file->f_path.dentry);
+				if (IS_ERR(df->cache)) {
+					ret = PTR_ERR(df->cache);
+					df->cache = NULL;
+					return ret;
+				}
+			}
+			ret = df->cache->count + ODF_RD_OFF_FIRST;
+		}
+		if (ret < 0)
+			return ret;
+		offset += ret;
+		break;
 	default:
-		/* SEEK_END comes with the persistent readdir state. */
 		return -EINVAL;
 	}
-	if (offset < 0)
+	if (offset < 0 || offset > ODF_RD_OFF_MAX)
 		return -EINVAL;
-	file->f_pos = offset;
+	if (offset != file->f_pos) {
+		file->f_pos = offset;
+		file->f_version = 0;
+	}
 	return offset;
 }
 

@@ -57,6 +57,7 @@ struct unionfs_sb_info {
 	struct path odf;	/* the ODF volume's root, a private mount */
 	struct path ns;		/* its /ns */
 	struct path reclaim;	/* its /reclaim */
+	struct path readdir;	/* its /readdir */
 	struct file *super_file;	/* /superblock, rw unions */
 	struct odf_super *odf_sb;	/* the header as last written */
 	bool odf_was_mounted;	/* the previous session did not end cleanly */
@@ -77,6 +78,7 @@ struct unionfs_inode_info {
 	unsigned int bindex;	/* index of the branch of @lower */
 	unsigned int lower_links;	/* copy: lower names still shown */
 	struct mutex copyup_lock;
+	struct unionfs_rdstate *rd;	/* directories: readdir state */
 	struct inode vfs_inode;
 };
 
@@ -236,7 +238,6 @@ struct unionfs_ns_node {
 int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node);
 int unionfs_ns_read_node(struct unionfs_sb_info *sbi, struct dentry *d,
 			 struct unionfs_ns_node *node);
-bool unionfs_ns_dir_exists(struct dentry *dentry);
 int unionfs_ns_whiteout(struct dentry *dentry, bool commit);
 int unionfs_ns_opaque(struct dentry *dentry);
 int unionfs_ns_remove(struct dentry *dentry);
@@ -250,9 +251,7 @@ int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
 int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath);
 int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
 			 const char *newpath, bool exchange);
-int unionfs_ns_list_whiteouts(struct dentry *dir,
-			      int (*fn)(void *arg, const char *name, int len),
-			      void *arg);
+int unionfs_ns_lookup_dir(struct dentry *dir, struct path *path);
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi);
 char *unionfs_union_path(struct dentry *dentry, char *buf, int len);
 
@@ -304,7 +303,6 @@ extern const struct inode_operations unionfs_dir_iops;
 const struct cred *unionfs_override_creds(struct super_block *sb);
 const struct cred *unionfs_create_creds(struct super_block *sb);
 struct dentry *unionfs_lookup_upper(struct dentry *dentry);
-int unionfs_check_empty(struct dentry *dentry);
 
 /* inode.c */
 extern const struct inode_operations unionfs_file_iops;
@@ -333,12 +331,38 @@ void unionfs_evict_inode(struct inode *inode);
 /* file.c */
 extern const struct file_operations unionfs_file_fops;
 
-/* readdir.c */
+/* readdir.c: directory files; the merged listing, streamed */
 extern const struct file_operations unionfs_dir_fops;
+bool unionfs_dir_next_part(const struct dentry *dentry, unsigned int *k,
+			   struct path *path, unsigned int *bindex);
+bool unionfs_dir_has_lower(const struct dentry *dentry);
 bool unionfs_dir_is_merged(const struct dentry *dentry);
-int unionfs_dir_iterate_merged(struct dentry *dentry,
-			       bool (*fn)(void *arg, const char *name, int len,
-					  u64 ino, unsigned int type),
-			       void *arg);
+typedef int (*unionfs_name_fn)(void *arg, const char *name, int len, u64 ino,
+			       unsigned int type, unsigned int bindex);
+int unionfs_dir_stream(struct dentry *dentry, unionfs_name_fn fn, void *arg);
+int unionfs_dir_count(struct dentry *dentry, u64 *count);
+bool unionfs_emit_dots(struct file *file, struct dir_context *ctx);
+int unionfs_check_empty(struct dentry *dentry);
+
+/* rdstate.c: persistent readdir state /readdir/<ino> (section 7) */
+struct unionfs_rdstate;
+struct unionfs_rdio;
+struct unionfs_rd_txn {
+	struct unionfs_rdstate *rd;	/* NULL: nothing to keep up to date */
+	struct unionfs_rdio *io;
+	struct dentry *dir;
+	bool stale;	/* not fresh before the change: left to reconcile */
+};
+void unionfs_rd_begin(struct unionfs_rd_txn *t, struct dentry *dir,
+		      int subclass);
+void unionfs_rd_add(struct unionfs_rd_txn *t, const struct qstr *name,
+		    struct inode *inode);
+void unionfs_rd_del(struct unionfs_rd_txn *t, const struct qstr *name);
+void unionfs_rd_end(struct unionfs_rd_txn *t, int err);
+void unionfs_rd_drop(struct dentry *dir);
+bool unionfs_rd_usable(struct dentry *dentry);
+int unionfs_rd_iterate(struct file *file, struct dir_context *ctx);
+loff_t unionfs_rd_end_offset(struct file *file);
+void unionfs_rd_free(struct inode *inode);
 
 #endif /* _UNIONFS_H */

@@ -1,0 +1,1458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * odf-unionfs: the persistent readdir state of merged directories,
+ * /readdir/<016llx union inode> on the ODF (docs/odf-format.md section 7).
+ *
+ * The state is the merged, deduplicated, whiteout-filtered listing of a
+ * directory.  Every entry has a stable ordinal, its directory offset:
+ * slots are appended and tombstoned, never moved, so a seek is one
+ * division and one block read, and an offset a program holds stays valid
+ * across reopen, remount and changes.  The file is read and written
+ * through the ODF's page cache in 4096-byte blocks; no operation holds
+ * more than a few blocks in memory, whatever the directory's size.
+ *
+ * The state is a cache, never trusted: it is checked against the change
+ * stamps of every branch directory that contributes (and of the
+ * directory's namespace node) at every read.  A stale state is
+ * reconciled (surviving entries keep their ordinals); a damaged one is
+ * rebuilt (the only event that renumbers, with rh_generation + 1).
+ * Changes made through the union update it in place (append, tombstone,
+ * new inode number) and restamp it, provided it was fresh before.
+ *
+ * Locking: the union directory's i_rwsem (shared for readdir, exclusive
+ * for namespace changes), then the state's rw_semaphore, then branch and
+ * ODF locks.  Readers that find the state missing or stale upgrade to the
+ * write side to build or reconcile it.
+ */
+#define pr_fmt(fmt) "unionfs: " fmt
+
+#include <linux/crc32c.h>
+#include <linux/cred.h>
+#include <linux/falloc.h>
+#include <linux/file.h>
+#include <linux/iversion.h>
+#include <linux/log2.h>
+#include <linux/namei.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include "unionfs.h"
+
+#define RD_BLK		ODF_BLOCK_SIZE
+#define RD_SPB		ODF_RD_SLOTS_PER_BLOCK
+#define RD_SLOT		ODF_RD_SLOT_SIZE
+#define RD_MAX_SLOTS	(ODF_RD_OFF_MAX - ODF_RD_OFF_FIRST)
+#define RD_MAX_BUCKETS	(1U << 20)
+#define RD_NAME_MAX	(ODF_RD_NAME_LEN + sizeof(ODF_TMP_SUFFIX))
+
+struct unionfs_rdstate {
+	struct rw_semaphore sem;
+	struct file *file;	/* the open state file, NULL until known */
+	bool checked;		/* reconciled since a crash (section 10.2) */
+};
+
+/* One entry as decoded from its slots. */
+struct unionfs_rd_ent {
+	u32 slot;
+	unsigned int nslots;
+	bool live;
+	unsigned int type;
+	u64 ino;
+	u16 branch;
+	u32 hash;
+	int len;
+	char name[NAME_MAX + 1];
+};
+
+/* An open state file and the blocks an operation on it needs. */
+struct unionfs_rdio {
+	struct file *f;
+	struct odf_rd_header *h;	/* block 0: header and stamps */
+	void *ibuf;			/* one index bucket */
+	void *rbuf;			/* one record block */
+	u8 ebuf[ODF_RD_MAX_NSLOTS * RD_SLOT];	/* one entry's slots */
+	struct unionfs_rd_ent ent;	/* the entry found last */
+	u32 nb, next, seed;
+	loff_t rec_pos;			/* byte offset of the record area */
+	/* builds: the block being appended to, kept in memory */
+	u32 cur_blk;
+	bool cur_valid;
+};
+
+static struct lock_class_key unionfs_rd_keys[FILESYSTEM_MAX_STACK_DEPTH + 1];
+
+/* ------------------------------------------------------------------ */
+/* Files                                                                */
+/* ------------------------------------------------------------------ */
+
+static void unionfs_rd_fname(char *buf, u64 ino, bool tmp)
+{
+	snprintf(buf, RD_NAME_MAX, "%016llx%s", ino, tmp ? ODF_TMP_SUFFIX : "");
+}
+
+static int unionfs_rd_read(struct file *f, void *buf, size_t len, loff_t pos)
+{
+	ssize_t n = kernel_read(f, buf, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EUCLEAN;
+}
+
+static int unionfs_rd_write(struct file *f, const void *buf, size_t len,
+			    loff_t pos)
+{
+	ssize_t n = kernel_write(f, buf, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EIO;
+}
+
+static unionfs_idmap_t *unionfs_rd_idmap(struct unionfs_sb_info *sbi)
+{
+	return unionfs_mnt_idmap(sbi->readdir.mnt);
+}
+
+static struct file *unionfs_rd_open_file(struct unionfs_sb_info *sbi, u64 ino)
+{
+	char name[RD_NAME_MAX];
+	struct file *f;
+	struct path p;
+	int err;
+
+	unionfs_rd_fname(name, ino, false);
+	err = vfs_path_lookup(sbi->readdir.dentry, sbi->readdir.mnt, name, 0, &p);
+	if (err)
+		return ERR_PTR(err);
+	if (!d_is_reg(p.dentry)) {
+		path_put(&p);
+		return ERR_PTR(-EUCLEAN);
+	}
+	f = dentry_open(&p, (sbi->super_file ? O_RDWR : O_RDONLY) |
+			O_LARGEFILE | O_NOATIME, current_cred());
+	path_put(&p);
+	return f;
+}
+
+/* Unlink /readdir/@name if it exists. */
+static int unionfs_rd_unlink(struct unionfs_sb_info *sbi, const char *name)
+{
+	struct inode *dir = d_inode(sbi->readdir.dentry);
+	struct dentry *d;
+	int err;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one_len(name, sbi->readdir.dentry, strlen(name));
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err) {
+		if (d_is_positive(d))
+			err = vfs_unlink(unionfs_rd_idmap(sbi), dir, d, NULL);
+		dput(d);
+	}
+	inode_unlock(dir);
+	return err;
+}
+
+/* A new, empty /readdir/<ino>.new, opened for writing. */
+static struct file *unionfs_rd_create(struct unionfs_sb_info *sbi, u64 ino)
+{
+	struct inode *dir = d_inode(sbi->readdir.dentry);
+	char name[RD_NAME_MAX];
+	struct path p;
+	struct file *f;
+	int err;
+
+	unionfs_rd_fname(name, ino, true);
+	err = unionfs_rd_unlink(sbi, name);
+	if (err)
+		return ERR_PTR(err);
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	p.dentry = lookup_one_len(name, sbi->readdir.dentry, strlen(name));
+	err = PTR_ERR_OR_ZERO(p.dentry);
+	if (!err) {
+		err = d_is_positive(p.dentry) ? -EEXIST :
+		      vfs_create(unionfs_rd_idmap(sbi), dir, p.dentry,
+				 S_IFREG | 0600, true);
+		if (err)
+			dput(p.dentry);
+	}
+	inode_unlock(dir);
+	if (err)
+		return ERR_PTR(err);
+	p.mnt = sbi->readdir.mnt;
+	f = dentry_open(&p, O_RDWR | O_LARGEFILE | O_NOATIME, current_cred());
+	dput(p.dentry);
+	return f;
+}
+
+/* Rename /readdir/<ino>.new over /readdir/<ino>. */
+static int unionfs_rd_install(struct unionfs_sb_info *sbi, u64 ino)
+{
+	struct inode *dir = d_inode(sbi->readdir.dentry);
+	char tmp[RD_NAME_MAX], name[RD_NAME_MAX];
+	struct renamedata rd = {};
+	struct dentry *from, *to;
+	int err;
+
+	unionfs_rd_fname(tmp, ino, true);
+	unionfs_rd_fname(name, ino, false);
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	from = lookup_one_len(tmp, sbi->readdir.dentry, strlen(tmp));
+	err = PTR_ERR_OR_ZERO(from);
+	if (err)
+		goto out;
+	to = lookup_one_len(name, sbi->readdir.dentry, strlen(name));
+	err = PTR_ERR_OR_ZERO(to);
+	if (err)
+		goto out_from;
+	err = -ENOENT;
+	if (d_is_positive(from)) {
+		rd.old_mnt_userns = unionfs_rd_idmap(sbi);
+		rd.old_dir = dir;
+		rd.old_dentry = from;
+		rd.new_mnt_userns = unionfs_rd_idmap(sbi);
+		rd.new_dir = dir;
+		rd.new_dentry = to;
+		err = vfs_rename(&rd);
+	}
+	dput(to);
+out_from:
+	dput(from);
+out:
+	inode_unlock(dir);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocks: header, stamps, slots, index                                 */
+/* ------------------------------------------------------------------ */
+
+static void unionfs_rdio_free(struct unionfs_rdio *io)
+{
+	if (!io)
+		return;
+	kfree(io->h);
+	kfree(io->ibuf);
+	kfree(io->rbuf);
+	kfree(io);
+}
+
+static struct unionfs_rdio *unionfs_rdio_alloc(struct file *f)
+{
+	struct unionfs_rdio *io = kzalloc(sizeof(*io), GFP_KERNEL);
+
+	if (!io)
+		return NULL;
+	io->f = f;
+	io->h = kmalloc(RD_BLK, GFP_KERNEL);
+	io->ibuf = kmalloc(RD_BLK, GFP_KERNEL);
+	io->rbuf = kmalloc(RD_BLK, GFP_KERNEL);
+	if (io->h && io->ibuf && io->rbuf)
+		return io;
+	unionfs_rdio_free(io);
+	return NULL;
+}
+
+static unsigned int unionfs_rd_nslots(int len)
+{
+	return len <= ODF_RD_HEAD_NAME ? 1 :
+	       1 + DIV_ROUND_UP(len - ODF_RD_HEAD_NAME, ODF_RD_CONT_NAME);
+}
+
+static u32 unionfs_rd_hash(u32 seed, const char *name, int len)
+{
+	return crc32c(seed, name, len);
+}
+
+static loff_t unionfs_rd_slot_pos(const struct unionfs_rdio *io, u32 slot)
+{
+	return io->rec_pos + (loff_t)slot * RD_SLOT;
+}
+
+static loff_t unionfs_rd_bucket_pos(u32 b)
+{
+	return (loff_t)(1 + b) * RD_BLK;
+}
+
+static void unionfs_rd_csum_header(struct odf_rd_header *h)
+{
+	h->rh_crc = cpu_to_le32(unionfs_odf_crc(h, RD_BLK,
+				offsetof(struct odf_rd_header, rh_crc)));
+}
+
+static void unionfs_rd_csum_bucket(struct odf_rdix_bucket *b)
+{
+	b->ib_crc = cpu_to_le32(unionfs_odf_crc(b, RD_BLK,
+				offsetof(struct odf_rdix_bucket, ib_crc)));
+}
+
+/* Read and check the header (section 7.2), everything but the stamps. */
+static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
+{
+	struct odf_rd_header *h = io->h;
+	loff_t size = i_size_read(file_inode(io->f));
+	u32 nb, next, ns;
+	int err;
+
+	err = unionfs_rd_read(io->f, h, RD_BLK, 0);
+	if (err)
+		return err;
+	nb = le32_to_cpu(h->rh_index_buckets);
+	next = le32_to_cpu(h->rh_next_slot);
+	ns = le16_to_cpu(h->rh_nstamps);
+	if (le32_to_cpu(h->rh_magic) != ODF_RD_MAGIC ||
+	    le32_to_cpu(h->rh_crc) != unionfs_odf_crc(h, RD_BLK,
+				offsetof(struct odf_rd_header, rh_crc)) ||
+	    le16_to_cpu(h->rh_version) != ODF_FORMAT_VERSION ||
+	    le32_to_cpu(h->rh_flags) != ODF_RD_COMPLETE ||
+	    le64_to_cpu(h->rh_dir_ino) != dir_ino ||
+	    ns > ODF_RD_MAX_STAMPS ||
+	    le32_to_cpu(h->rh_index_start) != 1 ||
+	    !is_power_of_2(nb) || nb > RD_MAX_BUCKETS ||
+	    le32_to_cpu(h->rh_rec_start) != 1 + nb ||
+	    next > RD_MAX_SLOTS ||
+	    size != ((loff_t)1 + nb + DIV_ROUND_UP(next, RD_SPB)) * RD_BLK)
+		return -EUCLEAN;
+	io->nb = nb;
+	io->next = next;
+	io->seed = le32_to_cpu(h->rh_hash_seed);
+	io->rec_pos = ((loff_t)1 + nb) * RD_BLK;
+	return 0;
+}
+
+static void unionfs_rd_stamp(struct odf_rd_stamp *st, u16 branch,
+			     struct inode *inode)
+{
+	struct timespec64 now;
+
+	memset(st, 0, sizeof(*st));
+	st->st_branch = cpu_to_le16(branch);
+	if (!inode)
+		return;
+	st->st_dir_ino = cpu_to_le64(inode->i_ino);
+	st->st_mtime_ns = cpu_to_le64(timespec64_to_ns(&inode->i_mtime));
+	st->st_ctime_ns = cpu_to_le64(timespec64_to_ns(&inode->i_ctime));
+	st->st_size = cpu_to_le64(i_size_read(inode));
+	if (IS_I_VERSION(inode)) {
+		st->st_version = cpu_to_le64(inode_query_iversion(inode));
+		return;
+	}
+	/*
+	 * Without i_version, a change in the same clock tick as the one
+	 * stamped would leave every field equal: such a stamp cannot
+	 * match, so the next read reconciles.
+	 */
+	now = current_time(inode);
+	if (timespec64_compare(&inode->i_ctime, &now) >= 0 ||
+	    timespec64_compare(&inode->i_mtime, &now) >= 0)
+		st->st_ctime_ns = 0;
+}
+
+/* The stamps of the directory as it is now: namespace node, then parts. */
+static int unionfs_rd_take_stamps(struct dentry *dentry,
+				  struct odf_rd_stamp *st, unsigned int *n)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	unsigned int k = 0, bindex, i = 0;
+	struct path p;
+	int err;
+
+	err = unionfs_ns_lookup_dir(dentry, &p);
+	if (err && err != -ENOENT)
+		return err;
+	unionfs_rd_stamp(&st[i++], 0, err ? NULL : d_inode(p.dentry));
+	if (!err)
+		path_put(&p);
+	while (unionfs_dir_next_part(dentry, &k, &p, &bindex)) {
+		if (i == ODF_RD_MAX_STAMPS)
+			return -E2BIG;
+		unionfs_rd_stamp(&st[i++], sbi->branches[bindex].id,
+				 d_inode(p.dentry));
+	}
+	*n = i;
+	return 0;
+}
+
+static struct odf_rd_stamp *unionfs_rd_stamps(struct odf_rd_header *h)
+{
+	return (void *)h + sizeof(*h);
+}
+
+/* Do the stamps in the header match the directory as it is now? */
+static int unionfs_rd_fresh(struct unionfs_rdio *io, struct dentry *dentry)
+{
+	struct odf_rd_stamp *now;
+	unsigned int n;
+	int err;
+
+	now = kmalloc_array(ODF_RD_MAX_STAMPS, sizeof(*now), GFP_KERNEL);
+	if (!now)
+		return -ENOMEM;
+	err = unionfs_rd_take_stamps(dentry, now, &n);
+	if (!err)
+		err = n == le16_to_cpu(io->h->rh_nstamps) &&
+		      !memcmp(now, unionfs_rd_stamps(io->h), n * sizeof(*now));
+	kfree(now);
+	return err;
+}
+
+/* Rewrite the stamps and counts of the header, and the header. */
+static int unionfs_rd_write_header(struct unionfs_rdio *io,
+				   struct dentry *dentry)
+{
+	struct odf_rd_header *h = io->h;
+	unsigned int n;
+	int err;
+
+	memset((void *)h + sizeof(*h), 0, RD_BLK - sizeof(*h));
+	err = unionfs_rd_take_stamps(dentry, unionfs_rd_stamps(h), &n);
+	if (err)
+		return err;
+	h->rh_nstamps = cpu_to_le16(n);
+	h->rh_next_slot = cpu_to_le32(io->next);
+	unionfs_rd_csum_header(h);
+	return unionfs_rd_write(io->f, h, RD_BLK, 0);
+}
+
+/*
+ * Decode the entry whose head is the first of @avail slots at @p; the
+ * checksum covers all its slots.
+ */
+static int unionfs_rd_decode(const u8 *p, unsigned int avail,
+			     struct unionfs_rd_ent *e)
+{
+	const struct odf_rd_ent *h = (const void *)p;
+	unsigned int n = h->re_nslots, len = h->re_name_len, k, off;
+
+	if (h->re_kind != ODF_RS_HEAD || !n || n > avail || !len ||
+	    unionfs_rd_nslots(len) != n || (h->re_flags & ~ODF_RE_TOMBSTONE) ||
+	    h->re_dtype > 14 ||
+	    le32_to_cpu(h->re_crc) != unionfs_odf_crc(p, n * RD_SLOT,
+				offsetof(struct odf_rd_ent, re_crc)))
+		return -EUCLEAN;
+	memcpy(e->name, h->re_name, min_t(unsigned int, len, ODF_RD_HEAD_NAME));
+	for (k = 1, off = ODF_RD_HEAD_NAME; k < n; k++, off += ODF_RD_CONT_NAME) {
+		const u8 *c = p + k * RD_SLOT;
+
+		if (c[0] != ODF_RS_CONT)
+			return -EUCLEAN;
+		memcpy(e->name + off, c + 1,
+		       min_t(unsigned int, len - off, ODF_RD_CONT_NAME));
+	}
+	e->name[len] = 0;
+	e->len = len;
+	e->nslots = n;
+	e->live = !(h->re_flags & ODF_RE_TOMBSTONE);
+	e->type = h->re_dtype;
+	e->ino = le64_to_cpu(h->re_ino);
+	e->branch = le16_to_cpu(h->re_branch);
+	e->hash = le32_to_cpu(h->re_hash);
+	return 0;
+}
+
+/* Encode an entry into its slots at @p (zeroed here); returns nslots. */
+static unsigned int unionfs_rd_encode(u8 *p, const char *name, int len,
+				      u64 ino, unsigned int type, u16 branch,
+				      u32 hash, bool live)
+{
+	struct odf_rd_ent *h = (void *)p;
+	unsigned int n = unionfs_rd_nslots(len), k, off;
+
+	memset(p, 0, n * RD_SLOT);
+	h->re_kind = ODF_RS_HEAD;
+	h->re_flags = live ? 0 : ODF_RE_TOMBSTONE;
+	h->re_dtype = type > 14 ? DT_UNKNOWN : type;
+	h->re_nslots = n;
+	h->re_name_len = len;
+	h->re_branch = cpu_to_le16(branch);
+	h->re_ino = cpu_to_le64(ino);
+	h->re_hash = cpu_to_le32(hash);
+	memcpy(h->re_name, name, min_t(int, len, ODF_RD_HEAD_NAME));
+	for (k = 1, off = ODF_RD_HEAD_NAME; k < n; k++, off += ODF_RD_CONT_NAME) {
+		p[k * RD_SLOT] = ODF_RS_CONT;
+		memcpy(p + k * RD_SLOT + 1, name + off,
+		       min_t(int, len - off, ODF_RD_CONT_NAME));
+	}
+	h->re_crc = cpu_to_le32(unionfs_odf_crc(p, n * RD_SLOT,
+				offsetof(struct odf_rd_ent, re_crc)));
+	return n;
+}
+
+/* Rewrite an entry's head after a change of its fields (slots in ebuf). */
+static void unionfs_rd_reseal(u8 *p, unsigned int n)
+{
+	struct odf_rd_ent *h = (void *)p;
+
+	h->re_crc = cpu_to_le32(unionfs_odf_crc(p, n * RD_SLOT,
+				offsetof(struct odf_rd_ent, re_crc)));
+}
+
+/* The slots of the entry with its head at @slot, into io->ebuf. */
+static int unionfs_rd_read_ent(struct unionfs_rdio *io, u32 slot)
+{
+	unsigned int avail = min_t(u32, ODF_RD_MAX_NSLOTS,
+				   RD_SPB - slot % RD_SPB);
+	int err;
+
+	if (slot >= io->next)
+		return -EUCLEAN;
+	avail = min_t(u32, avail, io->next - slot);
+	if (io->cur_valid && slot / RD_SPB == io->cur_blk)
+		memcpy(io->ebuf, io->rbuf + (slot % RD_SPB) * RD_SLOT,
+		       avail * RD_SLOT);
+	else {
+		err = unionfs_rd_read(io->f, io->ebuf, avail * RD_SLOT,
+				      unionfs_rd_slot_pos(io, slot));
+		if (err)
+			return err;
+	}
+	io->ent.slot = slot;
+	return unionfs_rd_decode(io->ebuf, avail, &io->ent);
+}
+
+/* Write @n slots from @p at @slot (into the current block if it is there). */
+static int unionfs_rd_write_slots(struct unionfs_rdio *io, u32 slot,
+				  const void *p, unsigned int n)
+{
+	if (io->cur_valid && slot / RD_SPB == io->cur_blk) {
+		memcpy(io->rbuf + (slot % RD_SPB) * RD_SLOT, p, n * RD_SLOT);
+		return 0;
+	}
+	return unionfs_rd_write(io->f, p, n * RD_SLOT,
+				unionfs_rd_slot_pos(io, slot));
+}
+
+/*
+ * Find the live entry named @name through the index.  0: found, the
+ * entry in io->ent and io->ebuf, its bucket in io->ibuf as *bucket, its
+ * index entry *idx.  -ENOENT: absent; *bucket (in io->ibuf) and *idx say
+ * where it would go, *bucket == io->nb when the index is full.
+ */
+static int unionfs_rd_find(struct unionfs_rdio *io, const char *name, int len,
+			   u32 hash, u32 *bucket, unsigned int *idx)
+{
+	struct odf_rdix_bucket *bk = io->ibuf;
+	u32 b = hash & (io->nb - 1), probe, cur = io->nb;
+	unsigned int k;
+	int err;
+
+	*bucket = io->nb;
+	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
+		err = unionfs_rd_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		if (err)
+			return err;
+		cur = b;
+		if (le32_to_cpu(bk->ib_crc) != unionfs_odf_crc(bk, RD_BLK,
+					offsetof(struct odf_rdix_bucket, ib_crc)))
+			return -EUCLEAN;
+		for (k = 0; k < ODF_RDIX_ENTRIES; k++) {
+			u32 v = le32_to_cpu(bk->ib_ent[k].ie_slot);
+
+			if (v == ODF_RDIX_EMPTY || v == ODF_RDIX_DELETED) {
+				if (*bucket == io->nb) {
+					*bucket = b;
+					*idx = k;
+				}
+				if (v == ODF_RDIX_EMPTY)
+					goto absent;
+				continue;
+			}
+			if (le32_to_cpu(bk->ib_ent[k].ie_hash) != hash)
+				continue;
+			/* reading the entry leaves io->ibuf alone */
+			err = unionfs_rd_read_ent(io, v - 1);
+			if (err)
+				return err;
+			if (!io->ent.live || io->ent.hash != hash)
+				return -EUCLEAN;	/* the index lies */
+			if (io->ent.len == len &&
+			    !memcmp(io->ent.name, name, len)) {
+				*bucket = b;
+				*idx = k;
+				return 0;
+			}
+		}
+	}
+absent:
+	if (*bucket != io->nb && *bucket != cur) {
+		err = unionfs_rd_read(io->f, bk, RD_BLK,
+				      unionfs_rd_bucket_pos(*bucket));
+		if (err)
+			return err;
+	}
+	return -ENOENT;
+}
+
+/* Set index entry @idx of bucket @b (in io->ibuf) and write the bucket. */
+static int unionfs_rd_set_index(struct unionfs_rdio *io, u32 b, unsigned int idx,
+				u32 hash, u32 slot_plus1)
+{
+	struct odf_rdix_bucket *bk = io->ibuf;
+	u32 old = le32_to_cpu(bk->ib_ent[idx].ie_slot);
+	bool was_used = old != ODF_RDIX_EMPTY && old != ODF_RDIX_DELETED;
+	bool used = slot_plus1 != ODF_RDIX_DELETED;
+
+	bk->ib_ent[idx].ie_hash = cpu_to_le32(used ? hash : 0);
+	bk->ib_ent[idx].ie_slot = cpu_to_le32(slot_plus1);
+	le16_add_cpu(&bk->ib_count, (int)used - (int)was_used);
+	unionfs_rd_csum_bucket(bk);
+	return unionfs_rd_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+}
+
+/* ------------------------------------------------------------------ */
+/* Changes in place (section 7.3): append, tombstone, new inode number  */
+/* ------------------------------------------------------------------ */
+
+static void unionfs_rd_count(struct unionfs_rdio *io, int dlive, int dtomb)
+{
+	le32_add_cpu(&io->h->rh_live, dlive);
+	le32_add_cpu(&io->h->rh_tombstones, dtomb);
+}
+
+/*
+ * Append an entry at the end of the record area.  In a build the last
+ * block stays in io->rbuf (io->cur_valid); in place, slots go to the file
+ * and a new block is written whole, so the file is always whole blocks.
+ */
+static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
+				   unsigned int n, u32 *slot)
+{
+	u32 s = io->next;
+	int err;
+
+	if (s % RD_SPB + n > RD_SPB) {
+		/* Pad the rest of the block: entries never cross blocks. */
+		u32 pad = RD_SPB - s % RD_SPB, i;
+
+		if (io->cur_valid) {
+			for (i = 0; i < pad; i++) {
+				memset(io->rbuf + (s % RD_SPB + i) * RD_SLOT, 0,
+				       RD_SLOT);
+				*(u8 *)(io->rbuf + (s % RD_SPB + i) * RD_SLOT) =
+					ODF_RS_PAD;
+			}
+		} else {
+			u8 *padbuf = kzalloc(pad * RD_SLOT, GFP_KERNEL);
+
+			if (!padbuf)
+				return -ENOMEM;
+			for (i = 0; i < pad; i++)
+				padbuf[i * RD_SLOT] = ODF_RS_PAD;
+			err = unionfs_rd_write(io->f, padbuf, pad * RD_SLOT,
+					       unionfs_rd_slot_pos(io, s));
+			kfree(padbuf);
+			if (err)
+				return err;
+		}
+		s += pad;
+	}
+	if (s + n > RD_MAX_SLOTS)
+		return -EOVERFLOW;
+	if (io->cur_valid) {
+		if (s / RD_SPB != io->cur_blk) {
+			err = unionfs_rd_write(io->f, io->rbuf, RD_BLK,
+				io->rec_pos + (loff_t)io->cur_blk * RD_BLK);
+			if (err)
+				return err;
+			memset(io->rbuf, 0, RD_BLK);
+			io->cur_blk = s / RD_SPB;
+		}
+		memcpy(io->rbuf + (s % RD_SPB) * RD_SLOT, p, n * RD_SLOT);
+	} else if (s % RD_SPB == 0) {
+		memset(io->rbuf, 0, RD_BLK);
+		memcpy(io->rbuf, p, n * RD_SLOT);
+		err = unionfs_rd_write(io->f, io->rbuf, RD_BLK,
+				       unionfs_rd_slot_pos(io, s));
+		if (err)
+			return err;
+	} else {
+		err = unionfs_rd_write(io->f, p, n * RD_SLOT,
+				       unionfs_rd_slot_pos(io, s));
+		if (err)
+			return err;
+	}
+	io->next = s + n;
+	*slot = s;
+	return 0;
+}
+
+/*
+ * Make @name a live entry with inode @ino: append it, or update the
+ * entry it has.  The header is written by the caller.
+ */
+static int unionfs_rd_put(struct unionfs_rdio *io, const char *name, int len,
+			  u64 ino, unsigned int type, u16 branch)
+{
+	u32 hash = unionfs_rd_hash(io->seed, name, len), b, slot;
+	u8 p[ODF_RD_MAX_NSLOTS * RD_SLOT];
+	unsigned int idx, n;
+	int err;
+
+	err = unionfs_rd_find(io, name, len, hash, &b, &idx);
+	if (!err) {
+		struct odf_rd_ent *h = (void *)io->ebuf;
+
+		if (io->ent.ino == ino && io->ent.type == type)
+			return 0;
+		h->re_ino = cpu_to_le64(ino);
+		h->re_dtype = type > 14 ? DT_UNKNOWN : type;
+		h->re_branch = cpu_to_le16(branch);
+		unionfs_rd_reseal(io->ebuf, io->ent.nslots);
+		return unionfs_rd_write_slots(io, io->ent.slot, io->ebuf, 1);
+	}
+	if (err != -ENOENT)
+		return err;
+	/* Grow first (section 7.4): the caller reconciles into a bigger file. */
+	if (b == io->nb || (u64)(le32_to_cpu(io->h->rh_live) + 1) * 4 >
+	    (u64)io->nb * ODF_RDIX_ENTRIES * 3)
+		return -ENOSPC;
+	n = unionfs_rd_encode(p, name, len, ino, type, branch, hash, true);
+	err = unionfs_rd_append_slots(io, p, n, &slot);
+	if (!err)
+		err = unionfs_rd_set_index(io, b, idx, hash, slot + 1);
+	if (!err)
+		unionfs_rd_count(io, 1, 0);
+	return err;
+}
+
+/* Tombstone the live entry @name, if there is one. */
+static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
+{
+	u32 hash = unionfs_rd_hash(io->seed, name, len), b;
+	struct odf_rd_ent *h = (void *)io->ebuf;
+	unsigned int idx;
+	int err;
+
+	err = unionfs_rd_find(io, name, len, hash, &b, &idx);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	h->re_flags |= ODF_RE_TOMBSTONE;
+	unionfs_rd_reseal(io->ebuf, io->ent.nslots);
+	err = unionfs_rd_write_slots(io, io->ent.slot, io->ebuf, 1);
+	if (!err)
+		err = unionfs_rd_set_index(io, b, idx, 0, ODF_RDIX_DELETED);
+	if (!err)
+		unionfs_rd_count(io, -1, 1);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Build and reconcile (section 7.5)                                    */
+/* ------------------------------------------------------------------ */
+
+struct unionfs_rdbuild {
+	struct super_block *sb;
+	struct unionfs_rdio *n;		/* the new file, <ino>.new */
+	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
+	u32 live, tomb;
+};
+
+/* During a build the index is written entry by entry; counts at the end. */
+static int unionfs_rdb_index_add(struct unionfs_rdio *io, u32 hash, u32 slot,
+				 u32 b, unsigned int idx)
+{
+	struct odf_rdix_ent ie = {
+		.ie_hash = cpu_to_le32(hash),
+		.ie_slot = cpu_to_le32(slot + 1),
+	};
+
+	if (b == io->nb)
+		return -ENOSPC;		/* sized from a count: cannot happen */
+	return unionfs_rd_write(io->f, &ie, sizeof(ie),
+				unionfs_rd_bucket_pos(b) +
+				offsetof(struct odf_rdix_bucket, ib_ent) +
+				idx * sizeof(ie));
+}
+
+/* Find @name in an index whose checksums are not written yet. */
+static int unionfs_rdb_find(struct unionfs_rdio *io, const char *name, int len,
+			    u32 hash, u32 *bucket, unsigned int *idx)
+{
+	struct odf_rdix_bucket *bk = io->ibuf;
+	u32 b = hash & (io->nb - 1), probe;
+	unsigned int k;
+	int err;
+
+	*bucket = io->nb;
+	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
+		err = unionfs_rd_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		if (err)
+			return err;
+		for (k = 0; k < ODF_RDIX_ENTRIES; k++) {
+			u32 v = le32_to_cpu(bk->ib_ent[k].ie_slot);
+
+			if (v == ODF_RDIX_EMPTY) {
+				*bucket = b;
+				*idx = k;
+				return -ENOENT;
+			}
+			if (le32_to_cpu(bk->ib_ent[k].ie_hash) != hash)
+				continue;
+			err = unionfs_rd_read_ent(io, v - 1);
+			if (err)
+				return err;
+			if (io->ent.len == len && !memcmp(io->ent.name, name, len))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* One name of the merged listing, in a build or a reconcile. */
+static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
+			    unsigned int type, unsigned int bindex)
+{
+	struct unionfs_rdbuild *rb = arg;
+	struct unionfs_rdio *n = rb->n;
+	u32 hash = unionfs_rd_hash(n->seed, name, len), b, slot;
+	u16 branch = UNIONFS_SB(rb->sb)->branches[bindex].id;
+	u8 p[ODF_RD_MAX_NSLOTS * RD_SLOT];
+	unsigned int idx, ns;
+	u64 uino;
+	int err;
+
+	err = unionfs_rdb_find(n, name, len, hash, &b, &idx);
+	if (err != -ENOENT)
+		return err;	/* 0: a higher branch gave the name */
+	err = unionfs_uino(rb->sb, bindex, ino, &uino);
+	if (err)
+		return err;
+	if (rb->o) {
+		u32 ob;
+		unsigned int oidx;
+
+		err = unionfs_rd_find(rb->o, name, len,
+				      unionfs_rd_hash(rb->o->seed, name, len),
+				      &ob, &oidx);
+		if (!err) {
+			/* A surviving entry: alive again at its ordinal. */
+			struct odf_rd_ent *h = (void *)n->ebuf;
+
+			slot = rb->o->ent.slot;
+			err = unionfs_rd_read_ent(n, slot);
+			if (err)
+				return err;
+			h->re_flags &= ~ODF_RE_TOMBSTONE;
+			h->re_ino = cpu_to_le64(uino);
+			h->re_dtype = type > 14 ? DT_UNKNOWN : type;
+			h->re_branch = cpu_to_le16(branch);
+			h->re_hash = cpu_to_le32(hash);
+			unionfs_rd_reseal(n->ebuf, n->ent.nslots);
+			err = unionfs_rd_write_slots(n, slot, n->ebuf, 1);
+			if (err)
+				return err;
+			rb->live++;
+			rb->tomb--;
+			return unionfs_rdb_index_add(n, hash, slot, b, idx);
+		}
+		if (err != -ENOENT)
+			return err;
+	}
+	ns = unionfs_rd_encode(p, name, len, uino, type, branch, hash, true);
+	err = unionfs_rd_append_slots(n, p, ns, &slot);
+	if (err)
+		return err;
+	rb->live++;
+	return unionfs_rdb_index_add(n, hash, slot, b, idx);
+}
+
+/*
+ * Reconcile: the old record area, byte for byte but with every live
+ * entry tombstoned, starts the new file; the names of the listing bring
+ * their entries back (unionfs_rdb_name).  The hash seed stays.
+ */
+static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
+{
+	struct unionfs_rdio *o = rb->o, *n = rb->n;
+	u32 blocks = DIV_ROUND_UP(o->next, RD_SPB), blk, i;
+	int err;
+
+	for (blk = 0; blk < blocks; blk++) {
+		u8 *p = n->rbuf;
+		u32 end = min_t(u32, RD_SPB, o->next - blk * RD_SPB);
+
+		err = unionfs_rd_read(o->f, p, RD_BLK,
+				      o->rec_pos + (loff_t)blk * RD_BLK);
+		if (err)
+			return err;
+		for (i = 0; i < end;) {
+			struct odf_rd_ent *h = (void *)(p + i * RD_SLOT);
+			struct unionfs_rd_ent *e = &n->ent;
+
+			if (h->re_kind != ODF_RS_HEAD) {
+				if (h->re_kind > ODF_RS_PAD ||
+				    h->re_kind == ODF_RS_CONT)
+					return -EUCLEAN;
+				i++;
+				continue;
+			}
+			err = unionfs_rd_decode((u8 *)h, end - i, e);
+			if (err)
+				return err;
+			rb->tomb++;
+			h->re_flags |= ODF_RE_TOMBSTONE;
+			unionfs_rd_reseal((u8 *)h, e->nslots);
+			i += e->nslots;
+		}
+		if (blk + 1 < blocks) {
+			err = unionfs_rd_write(n->f, p, RD_BLK,
+					       n->rec_pos + (loff_t)blk * RD_BLK);
+			if (err)
+				return err;
+		} else {
+			n->cur_blk = blk;	/* appends go on in it */
+		}
+	}
+	n->next = o->next;
+	return 0;
+}
+
+/* Counts and checksums of every bucket, once the entries are in. */
+static int unionfs_rdb_seal_index(struct unionfs_rdio *io)
+{
+	struct odf_rdix_bucket *bk = io->ibuf;
+	unsigned int k, used;
+	u32 b;
+	int err;
+
+	for (b = 0; b < io->nb; b++) {
+		err = unionfs_rd_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		if (err)
+			return err;
+		for (k = 0, used = 0; k < ODF_RDIX_ENTRIES; k++)
+			if (bk->ib_ent[k].ie_slot)
+				used++;
+		bk->ib_count = cpu_to_le16(used);
+		unionfs_rd_csum_bucket(bk);
+		err = unionfs_rd_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		if (err)
+			return err;
+		cond_resched();
+	}
+	return 0;
+}
+
+static u32 unionfs_rd_buckets_for(u64 names)
+{
+	u32 nb = 1;
+
+	/* At most half full when built; grown when three quarters full. */
+	while ((u64)nb * ODF_RDIX_ENTRIES < names * 2 && nb < RD_MAX_BUCKETS)
+		nb <<= 1;
+	return nb;
+}
+
+/*
+ * Write a complete state for @dentry as <ino>.new and rename it over the
+ * old one.  With @old (a loaded header), a reconcile that keeps every
+ * surviving ordinal; without, a build from slot 0 with generation @gen.
+ * On success *fp is the new file, open.
+ */
+static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
+			    u64 gen, struct file **fp)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u64 ino = d_inode(dentry)->i_ino, count;
+	struct unionfs_rdbuild rb = { .sb = sb, .o = old };
+	struct unionfs_rdio *n;
+	struct odf_rd_header *h;
+	struct file *f;
+	unsigned int ns;
+	int err;
+
+	err = unionfs_dir_count(dentry, &count);
+	if (err)
+		return err;
+	if (old)
+		count = max_t(u64, count, le32_to_cpu(old->h->rh_live) + 1);
+	f = unionfs_rd_create(sbi, ino);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = -ENOMEM;
+	n = rb.n = unionfs_rdio_alloc(f);
+	if (!n)
+		goto out_put;
+	h = n->h;
+	memset(h, 0, RD_BLK);
+	/* Stamps before the listing is read: a change after them shows. */
+	err = unionfs_rd_take_stamps(dentry, unionfs_rd_stamps(h), &ns);
+	if (err)
+		goto out;
+	n->nb = unionfs_rd_buckets_for(count);
+	n->seed = old ? old->seed : get_random_u32();
+	n->rec_pos = ((loff_t)1 + n->nb) * RD_BLK;
+	n->cur_valid = true;
+	n->cur_blk = 0;
+	memset(n->rbuf, 0, RD_BLK);
+	/* The index reads back as zeroes (EMPTY) until written. */
+	err = vfs_fallocate(f, 0, 0, n->rec_pos);
+	if (err)
+		goto out;
+	if (old) {
+		err = unionfs_rdb_copy(&rb);
+		if (err)
+			goto out;
+		gen = le64_to_cpu(old->h->rh_generation);
+	}
+	err = unionfs_dir_stream(dentry, unionfs_rdb_name, &rb);
+	/* The last block, unless it is empty. */
+	if (!err && n->next > n->cur_blk * RD_SPB)
+		err = unionfs_rd_write(f, n->rbuf, RD_BLK,
+				n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
+	n->cur_valid = false;
+	if (!err)
+		err = unionfs_rdb_seal_index(n);
+	if (err)
+		goto out;
+	h->rh_magic = cpu_to_le32(ODF_RD_MAGIC);
+	h->rh_version = cpu_to_le16(ODF_FORMAT_VERSION);
+	h->rh_nstamps = cpu_to_le16(ns);
+	h->rh_flags = cpu_to_le32(ODF_RD_COMPLETE);
+	h->rh_dir_ino = cpu_to_le64(ino);
+	h->rh_generation = cpu_to_le64(gen);
+	h->rh_index_start = cpu_to_le32(1);
+	h->rh_index_buckets = cpu_to_le32(n->nb);
+	h->rh_rec_start = cpu_to_le32(1 + n->nb);
+	h->rh_next_slot = cpu_to_le32(n->next);
+	h->rh_live = cpu_to_le32(rb.live);
+	h->rh_tombstones = cpu_to_le32(rb.tomb);
+	h->rh_hash_seed = cpu_to_le32(n->seed);
+	unionfs_rd_csum_header(h);
+	err = unionfs_rd_write(f, h, RD_BLK, 0);
+	if (!err)
+		err = unionfs_rd_install(sbi, ino);
+out:
+	unionfs_rdio_free(n);
+	if (!err) {
+		*fp = f;
+		return 0;
+	}
+out_put:
+	fput(f);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* The state of one directory                                           */
+/* ------------------------------------------------------------------ */
+
+static struct unionfs_rdstate *unionfs_rd_get(struct inode *inode)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	struct unionfs_rdstate *rd = READ_ONCE(ui->rd), *old;
+
+	if (rd)
+		return rd;
+	rd = kzalloc(sizeof(*rd), GFP_KERNEL);
+	if (!rd)
+		return NULL;
+	init_rwsem(&rd->sem);
+	/* Nested unions: a state's lock may be taken inside a lower one's. */
+	lockdep_set_class(&rd->sem,
+			  &unionfs_rd_keys[min(inode->i_sb->s_stack_depth,
+					       FILESYSTEM_MAX_STACK_DEPTH)]);
+	old = cmpxchg(&ui->rd, NULL, rd);
+	if (old) {
+		kfree(rd);
+		return old;
+	}
+	return rd;
+}
+
+void unionfs_rd_free(struct inode *inode)
+{
+	struct unionfs_rdstate *rd = UNIONFS_I(inode)->rd;
+
+	if (!rd)
+		return;
+	if (rd->file)
+		fput(rd->file);
+	kfree(rd);
+	UNIONFS_I(inode)->rd = NULL;
+}
+
+/* The file of the state, opened if needed (write side). 0 or -ENOENT. */
+static int unionfs_rd_attach(struct unionfs_rdstate *rd, struct inode *inode)
+{
+	struct file *f;
+
+	if (rd->file)
+		return 0;
+	f = unionfs_rd_open_file(UNIONFS_SB(inode->i_sb), inode->i_ino);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	rd->file = f;
+	return 0;
+}
+
+static void unionfs_rd_detach(struct unionfs_rdstate *rd)
+{
+	if (rd->file)
+		fput(rd->file);
+	rd->file = NULL;
+}
+
+/* Is the state in io (header loaded) usable as it is? */
+static int unionfs_rd_check(struct unionfs_rdstate *rd, struct unionfs_rdio *io,
+			    struct dentry *dentry)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+
+	/* Section 10.2 step 3: a crash may have lost part of any state. */
+	if (sbi->odf_was_mounted && !rd->checked)
+		return 0;
+	return unionfs_rd_fresh(io, dentry);
+}
+
+static void unionfs_rd_damaged(struct dentry *dentry, const char *what)
+{
+	pr_warn_ratelimited("ODF '%s': readdir state of '%pd' %s: rebuilding it\n",
+			    UNIONFS_SB(dentry->d_sb)->odf_name, dentry, what);
+}
+
+/*
+ * Make the state of @dentry present and fresh: open it, check it, and
+ * build, rebuild or reconcile it as needed.  Called with rd->sem held for
+ * writing; on success io->f is the state and io holds its header.
+ */
+static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
+			      struct unionfs_rdio *io)
+{
+	struct inode *inode = d_inode(dentry);
+	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+	u64 gen = 1;
+	struct file *f;
+	int err;
+
+	err = unionfs_rd_attach(rd, inode);
+	if (err && err != -ENOENT && err != -EUCLEAN)
+		return err;
+	if (!err) {
+		io->f = rd->file;
+		err = unionfs_rd_load(io, inode->i_ino);
+		if (!err) {
+			err = unionfs_rd_check(rd, io, dentry);
+			if (err > 0)
+				return 0;
+			if (err < 0)
+				return err;
+		}
+	}
+	if (!sbi->super_file)
+		return -EROFS;	/* a read-only union writes nothing */
+	if (err == -EUCLEAN) {
+		if (le32_to_cpu(io->h->rh_magic) == ODF_RD_MAGIC)
+			gen = le64_to_cpu(io->h->rh_generation) + 1;
+		unionfs_rd_damaged(dentry, "is damaged");
+	}
+	if (!err) {
+		/* Stale: reconcile, keeping every surviving ordinal. */
+		gen = le64_to_cpu(io->h->rh_generation) + 1;
+		err = unionfs_rd_build(dentry, io, 0, &f);
+		if (err == -EUCLEAN || err == -EOVERFLOW) {
+			unionfs_rd_damaged(dentry, err == -EUCLEAN ?
+					   "is damaged" : "is full");
+			err = unionfs_rd_build(dentry, NULL, gen, &f);
+		}
+	} else {
+		err = unionfs_rd_build(dentry, NULL, gen, &f);
+	}
+	if (err)
+		return err;
+	unionfs_rd_detach(rd);
+	rd->file = f;
+	rd->checked = true;
+	io->f = f;
+	return unionfs_rd_load(io, inode->i_ino);
+}
+
+/*
+ * The state of a directory ready for reading: on success rd->sem is held
+ * for reading and *iop holds the fresh header.
+ */
+static int unionfs_rd_ready(struct dentry *dentry, struct unionfs_rdstate **rdp,
+			    struct unionfs_rdio **iop)
+{
+	struct unionfs_rdstate *rd = unionfs_rd_get(d_inode(dentry));
+	struct unionfs_rdio *io;
+	int err;
+
+	if (!rd)
+		return -ENOMEM;
+	io = unionfs_rdio_alloc(NULL);
+	if (!io)
+		return -ENOMEM;
+	*rdp = rd;
+	*iop = io;
+	down_read(&rd->sem);
+	if (rd->file) {
+		io->f = rd->file;
+		if (!unionfs_rd_load(io, d_inode(dentry)->i_ino) &&
+		    unionfs_rd_check(rd, io, dentry) > 0)
+			return 0;
+	}
+	up_read(&rd->sem);
+	down_write(&rd->sem);
+	err = unionfs_rd_prepare(rd, dentry, io);
+	if (err) {
+		up_write(&rd->sem);
+		unionfs_rdio_free(io);
+		return err;
+	}
+	downgrade_write(&rd->sem);
+	return 0;
+}
+
+/* Can a read-only union list @dentry from its state as it is? */
+bool unionfs_rd_usable(struct dentry *dentry)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct unionfs_rdstate *rd;
+	const struct cred *old_cred;
+	struct unionfs_rdio *io;
+	int err;
+
+	if (sbi->super_file)
+		return true;
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	err = unionfs_rd_ready(dentry, &rd, &io);
+	revert_creds(old_cred);
+	if (err)
+		return false;
+	up_read(&rd->sem);
+	unionfs_rdio_free(io);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Emit the entries from ctx->pos on; -EUCLEAN when a slot is damaged. */
+static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
+{
+	u32 slot = ctx->pos - ODF_RD_OFF_FIRST;
+	int err;
+
+	while (slot < io->next) {
+		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
+		u32 end = min_t(u32, RD_SPB, io->next - blk * RD_SPB);
+
+		err = unionfs_rd_read(io->f, io->rbuf, RD_BLK,
+				      io->rec_pos + (loff_t)blk * RD_BLK);
+		if (err)
+			return err;
+		while (i < end) {
+			u8 *p = io->rbuf + i * RD_SLOT;
+
+			/* continuation, padding, free (punched) slots */
+			if (p[0] != ODF_RS_HEAD) {
+				i++;
+				continue;
+			}
+			err = unionfs_rd_decode(p, end - i, &io->ent);
+			if (err)
+				return err;
+			if (io->ent.live) {
+				ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
+				if (!dir_emit(ctx, io->ent.name, io->ent.len,
+					      io->ent.ino, io->ent.type))
+					return 0;
+			}
+			i += io->ent.nslots;
+			ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
+		}
+		slot = (blk + 1) * RD_SPB;
+	}
+	/* The end: where SEEK_END points (never backwards from past it). */
+	if (ctx->pos < ODF_RD_OFF_FIRST + io->next)
+		ctx->pos = ODF_RD_OFF_FIRST + io->next;
+	return 0;
+}
+
+/* Delete a state found damaged while reading; the next read rebuilds it. */
+static void unionfs_rd_discard(struct unionfs_rdstate *rd, struct dentry *dentry)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	char name[RD_NAME_MAX];
+
+	down_write(&rd->sem);
+	unionfs_rd_detach(rd);
+	unionfs_rd_damaged(dentry, "is damaged");
+	unionfs_rd_fname(name, d_inode(dentry)->i_ino, false);
+	if (sbi->super_file)
+		unionfs_rd_unlink(sbi, name);
+	up_write(&rd->sem);
+}
+
+int unionfs_rd_iterate(struct file *file, struct dir_context *ctx)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	struct unionfs_rdstate *rd;
+	const struct cred *old_cred;
+	struct unionfs_rdio *io;
+	int err, tries = 0;
+
+	if (!unionfs_emit_dots(file, ctx))
+		return 0;
+	if (ctx->pos > ODF_RD_OFF_MAX)
+		return 0;
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	do {
+		err = unionfs_rd_ready(dentry, &rd, &io);
+		if (err)
+			break;
+		err = unionfs_rd_emit(io, ctx);
+		up_read(&rd->sem);
+		unionfs_rdio_free(io);
+		if (err == -EUCLEAN)
+			unionfs_rd_discard(rd, dentry);
+	} while (err == -EUCLEAN && ++tries < 2);
+	revert_creds(old_cred);
+	return err == -EUCLEAN ? -EIO : err;
+}
+
+/* SEEK_END: the offset after the last entry. */
+loff_t unionfs_rd_end_offset(struct file *file)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	struct inode *inode = d_inode(dentry);
+	struct unionfs_rdstate *rd;
+	const struct cred *old_cred;
+	struct unionfs_rdio *io;
+	loff_t ret;
+	int err;
+
+	inode_lock_shared(inode);
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	err = unionfs_rd_ready(dentry, &rd, &io);
+	revert_creds(old_cred);
+	if (!err) {
+		ret = ODF_RD_OFF_FIRST + io->next;
+		up_read(&rd->sem);
+		unionfs_rdio_free(io);
+	} else {
+		ret = err;
+	}
+	inode_unlock_shared(inode);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Changes through the union                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Before a change of @dir's entries (or of its branch directories)
+ * through the union: is there a fresh state to keep fresh?  The state's
+ * lock is held until unionfs_rd_end(); @subclass orders two of them
+ * (rename: the ancestor, or the old directory, first).
+ */
+void unionfs_rd_begin(struct unionfs_rd_txn *t, struct dentry *dir,
+		      int subclass)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dir->d_sb);
+	struct inode *inode = d_inode(dir);
+	struct unionfs_rdstate *rd;
+	const struct cred *old_cred;
+
+	memset(t, 0, sizeof(*t));
+	if (!sbi->super_file || !inode || !unionfs_dir_has_lower(dir))
+		return;
+	rd = unionfs_rd_get(inode);
+	if (!rd)
+		return;
+	down_write_nested(&rd->sem, subclass);
+	t->rd = rd;
+	t->dir = dir;
+	old_cred = unionfs_override_creds(dir->d_sb);
+	t->io = unionfs_rdio_alloc(NULL);
+	if (!t->io || unionfs_rd_attach(rd, inode)) {
+		t->stale = true;
+	} else {
+		t->io->f = rd->file;
+		t->stale = unionfs_rd_load(t->io, inode->i_ino) ||
+			   unionfs_rd_check(rd, t->io, dir) <= 0;
+	}
+	revert_creds(old_cred);
+}
+
+/* @name now shows @inode (created, linked, renamed to, renamed over). */
+void unionfs_rd_add(struct unionfs_rd_txn *t, const struct qstr *name,
+		    struct inode *inode)
+{
+	const struct cred *old_cred;
+	int err;
+
+	if (!t->rd || t->stale)
+		return;
+	old_cred = unionfs_override_creds(t->dir->d_sb);
+	err = unionfs_rd_put(t->io, name->name, name->len, inode->i_ino,
+			     S_DT(inode->i_mode),
+			     UNIONFS_SB(t->dir->d_sb)->branches[0].id);
+	revert_creds(old_cred);
+	if (err)
+		t->stale = true;	/* left stale: reconciled when read */
+}
+
+/* @name is gone. */
+void unionfs_rd_del(struct unionfs_rd_txn *t, const struct qstr *name)
+{
+	const struct cred *old_cred;
+	int err;
+
+	if (!t->rd || t->stale)
+		return;
+	old_cred = unionfs_override_creds(t->dir->d_sb);
+	err = unionfs_rd_tomb(t->io, name->name, name->len);
+	revert_creds(old_cred);
+	if (err)
+		t->stale = true;
+}
+
+/*
+ * After the change: restamp a state that was fresh, and let go of it.
+ * After a failed change (@err) the old stamps stay: if the branches did
+ * change, the next read reconciles.
+ */
+void unionfs_rd_end(struct unionfs_rd_txn *t, int err)
+{
+	const struct cred *old_cred;
+
+	if (!t->rd)
+		return;
+	if (!t->stale && !err) {
+		old_cred = unionfs_override_creds(t->dir->d_sb);
+		/* On failure the old stamps stay: reconciled when read. */
+		if (unionfs_rd_write_header(t->io, t->dir))
+			pr_warn_ratelimited("ODF '%s': cannot update the readdir state of '%pd'\n",
+					    UNIONFS_SB(t->dir->d_sb)->odf_name,
+					    t->dir);
+		revert_creds(old_cred);
+	}
+	unionfs_rdio_free(t->io);
+	up_write(&t->rd->sem);
+	t->rd = NULL;
+}
+
+/* @dir was removed: its state goes too. */
+void unionfs_rd_drop(struct dentry *dir)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dir->d_sb);
+	struct inode *inode = d_inode(dir);
+	struct unionfs_rdstate *rd = READ_ONCE(UNIONFS_I(inode)->rd);
+	const struct cred *old_cred;
+	char name[RD_NAME_MAX];
+
+	if (!sbi->super_file)
+		return;
+	if (rd) {
+		down_write(&rd->sem);
+		unionfs_rd_detach(rd);
+	}
+	unionfs_rd_fname(name, inode->i_ino, false);
+	old_cred = unionfs_override_creds(dir->d_sb);
+	if (unionfs_rd_unlink(sbi, name))
+		pr_warn_ratelimited("ODF '%s': cannot delete the readdir state of '%pd'\n",
+				    sbi->odf_name, dir);
+	revert_creds(old_cred);
+	if (rd)
+		up_write(&rd->sem);
+}
