@@ -73,6 +73,7 @@ struct unionfs_rdio {
 	struct unionfs_rd_ent ent;	/* the entry found last */
 	u32 nb, next, seed;
 	loff_t rec_pos;			/* byte offset of the record area */
+	bool oversize;			/* blocks past rh_next_slot */
 	/* builds: the block being appended to, kept in memory */
 	u32 cur_blk;
 	bool cur_valid;
@@ -307,8 +308,11 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 	    !is_power_of_2(nb) || nb > RD_MAX_BUCKETS ||
 	    le32_to_cpu(h->rh_rec_start) != 1 + nb ||
 	    next > RD_MAX_SLOTS ||
-	    size != ((loff_t)1 + nb + DIV_ROUND_UP(next, RD_SPB)) * RD_BLK)
+	    size < ((loff_t)1 + nb + DIV_ROUND_UP(next, RD_SPB)) * RD_BLK)
 		return -EUCLEAN;
+	/* A block appended without its header (a crash): reconcile. */
+	io->oversize = size != ((loff_t)1 + nb + DIV_ROUND_UP(next, RD_SPB)) *
+			       RD_BLK;
 	io->nb = nb;
 	io->next = next;
 	io->seed = le32_to_cpu(h->rh_hash_seed);
@@ -555,12 +559,18 @@ static int unionfs_rd_find(struct unionfs_rdio *io, const char *name, int len,
 			}
 			if (le32_to_cpu(bk->ib_ent[k].ie_hash) != hash)
 				continue;
+			/*
+			 * An entry past the end or not live is what a crash
+			 * between the writes of 7.3 leaves: not this name.
+			 */
+			if (v - 1 >= io->next)
+				continue;
 			/* reading the entry leaves io->ibuf alone */
 			err = unionfs_rd_read_ent(io, v - 1);
 			if (err)
 				return err;
 			if (!io->ent.live || io->ent.hash != hash)
-				return -EUCLEAN;	/* the index lies */
+				continue;
 			if (io->ent.len == len &&
 			    !memcmp(io->ent.name, name, len)) {
 				*bucket = b;
@@ -871,6 +881,8 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 				      o->rec_pos + (loff_t)blk * RD_BLK);
 		if (err)
 			return err;
+		/* Slots past the end are free (a crash may have left some). */
+		memset(p + end * RD_SLOT, 0, (RD_SPB - end) * RD_SLOT);
 		for (i = 0; i < end;) {
 			struct odf_rd_ent *h = (void *)(p + i * RD_SLOT);
 			struct unionfs_rd_ent *e = &n->ent;
@@ -1096,7 +1108,7 @@ static int unionfs_rd_check(struct unionfs_rdstate *rd, struct unionfs_rdio *io,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 
 	/* Section 10.2 step 3: a crash may have lost part of any state. */
-	if (sbi->odf_was_mounted && !rd->checked)
+	if ((sbi->odf_was_mounted && !rd->checked) || io->oversize)
 		return 0;
 	return unionfs_rd_fresh(io, dentry);
 }
@@ -1299,8 +1311,17 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx)
 		err = unionfs_rd_ready(dentry, &rd, &io);
 		if (err)
 			break;
-		err = unionfs_rd_emit(io, ctx);
+		/*
+		 * Entries are copied to the caller (which may fault) without
+		 * the state's lock: the blocks of this file change in place
+		 * only through namespace changes, which the directory's
+		 * i_rwsem (held shared by our caller) keeps out; a reconcile
+		 * writes another file.
+		 */
+		get_file(io->f);
 		up_read(&rd->sem);
+		err = unionfs_rd_emit(io, ctx);
+		fput(io->f);
 		unionfs_rdio_free(io);
 		if (err == -EUCLEAN)
 			unionfs_rd_discard(rd, dentry);

@@ -573,11 +573,16 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 	case UNIONFS_DIR_STATE: {
 		int err = unionfs_rd_iterate(file, ctx);
 
-		/* No room on the ODF for the state: list from memory. */
-		if (err != -ENOSPC && err != -EDQUOT && err != -E2BIG)
+		/*
+		 * No room on the ODF for the state, or a read-only union
+		 * whose state went stale: list from memory.
+		 */
+		if (err != -ENOSPC && err != -EDQUOT && err != -E2BIG &&
+		    err != -EROFS)
 			return err;
-		pr_warn_ratelimited("unionfs: cannot write the readdir state of '%pd' (error %d): listing it from memory\n",
-				    file->f_path.dentry, err);
+		if (err != -EROFS)
+			pr_warn_ratelimited("unionfs: cannot write the readdir state of '%pd' (error %d): listing it from memory\n",
+					    file->f_path.dentry, err);
 		df->mode = UNIONFS_DIR_MEMORY;
 		return unionfs_iterate_memory(file, ctx);
 	}
