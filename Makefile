@@ -6,6 +6,8 @@
 #   make deps       install the Debian packages the project needs (as root)
 #   make check      unit tests + VM tests, ends with "N passed, N failed"
 #   make demo       boot the VM and show the union working
+#   make bench      readdir: unionfs vs overlayfs vs bare ext4, one VM run
+#                   (BENCH_SIZES="1000 10000 100000"; tests/bench/guest.sh)
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
@@ -28,8 +30,8 @@ export DEBUG_CACHE
 
 VM_RUN := tests/vm/run.sh --kver $(KVER)
 
-.PHONY: all module tools testprogs deps check demo vm-run check-debug fuzz sparse \
-	install clean
+.PHONY: all module tools testprogs benchprogs deps check demo bench bench-run vm-run check-debug \
+	fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -48,6 +50,10 @@ testprogs: tools
 	$(MAKE) -C tests/vm/prog
 	$(MAKE) -C tests/unit all
 
+# The program make bench runs in the VM.
+benchprogs:
+	$(MAKE) -C tests/bench
+
 # Targets that need the packages run deps first, then build in a fresh
 # make (KVER is only known once the headers are installed).
 deps:
@@ -60,6 +66,15 @@ check: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory vm-run SCRIPT=tests/vm/demo.sh
+
+# Not part of check: numbers to read, never assertions (docs/benchmarks.md).
+# When deps has just installed the headers, KVER and KDIR were computed
+# (empty) before they existed: the sub-make computes them again.
+bench: deps
+	@$(if $(KVER),,env -u KVER -u KDIR) $(MAKE) --no-print-directory bench-run
+
+bench-run: all benchprogs
+	@tests/bench/run.sh --kver "$(KVER)"
 
 # CMD and SCRIPT are taken unexpanded ($(value ...)) and quoted for the
 # shell, so "$$x" in a command reaches the guest's shell intact.
@@ -95,4 +110,5 @@ clean:
 	$(MAKE) -C tests/unit clean
 	-$(MAKE) -C tests/fuzz clean
 	$(MAKE) -C tests/vm/prog clean
+	$(MAKE) -C tests/bench clean
 	rm -rf build

@@ -1,0 +1,231 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench, the guest side (run by tests/bench/run.sh through the VM
+# harness, with the module loaded and scratch disks attached): readdir of
+# merged directories on unionfs, on overlayfs over the same branch
+# directories, and of one plain ext4 directory ("bare") with as many
+# entries, all in this one VM run.  Writes one raw line per measurement
+# to $OUT/bench-raw.txt (tests/bench/report.py turns them into tables)
+# and shows progress on stdout.  Measures and reports only: nothing here
+# judges a number.
+#
+# Settings (environment; run.sh passes them on):
+#   BENCH_SIZES       entries per merged directory (default "1000 10000 100000")
+#   BENCH_LAYOUTS     branch counts (default "2 3")
+#   BENCH_REPS        repeated (warm) listings per directory (default 5),
+#                     times min(10, 100000 / entries) below 100000 entries
+#   BENCH_COLD_REPS   first (cold) listings per directory (default 3)
+#   BENCH_SEEKS       seek+read pairs per directory (default 1000)
+#   BENCH_SEEK_BUF    getdents64 buffer of the lseek+getdents64 measure
+#                     (default 1024 bytes: a few entries)
+#   BENCH_MEM_REPS    kernel memory measurements (default 3)
+#   BENCH_UNION_COLD  how the union loses its readdir state before a
+#                     first listing: "rmstate" (default: unmount, delete
+#                     /readdir/* on the ODF mounted as ext4, remount) or
+#                     "mkodf" (a freshly made ODF each time)
+set -u
+. "$SRC/tests/vm/lib.sh"
+
+RDB=$SRC/tests/bench/rdbench
+[ -x "$RDB" ] || fail "$RDB not built (make bench builds it)"
+
+sizes=$(echo "${BENCH_SIZES:-1000 10000 100000}" | tr ',' ' ')
+layouts=$(echo "${BENCH_LAYOUTS:-2 3}" | tr ',' ' ')
+reps=${BENCH_REPS:-5}
+cold_reps=${BENCH_COLD_REPS:-3}
+seeks=${BENCH_SEEKS:-1000}
+seek_buf=${BENCH_SEEK_BUF:-1024}
+mem_reps=${BENCH_MEM_REPS:-3}
+union_cold=${BENCH_UNION_COLD:-rmstate}
+raw=$OUT/bench-raw.txt
+: >"$raw"
+
+t_start=$(date +%s)
+elapsed() { echo "$(($(date +%s) - t_start))s"; }
+say() { echo "[$(elapsed)] $*"; }
+
+# record KIND FS LAYOUT SIZE RDBENCH-ARGS...: runs rdbench, keeps its
+# line in the raw file.
+record() {
+	local kind=$1 fs=$2 layout=$3 size=$4 out
+	shift 4
+	out=$("$RDB" "$@") || fail "rdbench $* failed"
+	echo "$kind $fs $layout $size $out" >>"$raw"
+}
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# ---- Disks: the ODF, three branch filesystems, the bare filesystem ----
+# Branches and the bare directory are ext4 on virtio disks of their own,
+# mounted with noinit_itable so no background inode-table zeroing runs
+# during the measurements.
+up=/mnt/up l1=/mnt/l1 l2=/mnt/l2 bare=/mnt/bare
+U=/mnt/union O=/mnt/ovl odfraw=/mnt/odfraw
+i=1
+for m in $up $l1 $l2 $bare; do
+	dev=$(nth_disk $i)
+	mkdir -p $m
+	mkfs.ext4 -q -F "$dev" && mount -t ext4 -o noinit_itable "$dev" $m ||
+		fail "cannot make ext4 on $dev"
+	i=$((i + 1))
+done
+mkdir -p $up/data $up/work $l1/data $l2/data $U $O $odfraw
+mkodf_dev "$ODF_DEV"
+
+union_opts="odf=$ODF_DEV,dirs=$up/data=rw:$l1/data=ro:$l2/data=ro"
+ovl_opts="lowerdir=$l1/data:$l2/data,upperdir=$up/data,workdir=$up/work"
+
+union_up() { union_mount $U "$union_opts"; }
+union_down() { umount $U || fail "umount $U"; }
+ovl_up() { mount -t overlay -o "$ovl_opts" overlay $O || fail "mount overlay -o $ovl_opts"; }
+ovl_down() { umount $O || fail "umount $O"; }
+
+# The union's readdir state goes (see BENCH_UNION_COLD); the union is
+# unmounted meanwhile.
+union_forget() {
+	case $union_cold in
+	mkodf) mkodf_dev "$ODF_DEV" ;;
+	rmstate)
+		mount -t ext4 "$ODF_DEV" $odfraw || fail "cannot mount the ODF as ext4"
+		if [ -d $odfraw/readdir ]; then
+			find $odfraw/readdir -mindepth 1 -delete || fail "cannot empty /readdir on the ODF"
+		fi
+		umount $odfraw || fail "cannot unmount the ODF"
+		;;
+	*) fail "BENCH_UNION_COLD=$union_cold: rmstate or mkodf" ;;
+	esac
+}
+
+# ---- Directories ----
+# Merged directory of N entries (names entry-0000000 ...):
+#   3 branches: upper 20% [0, .2N), lower1 50% [.2N, .7N), lower2 30%
+#     [.7N, N); duplicates: lower1 also holds [.15N, .2N) (hidden by the
+#     upper), lower2 also [.65N, .7N) (hidden by lower1): 10% in all.
+#   2 branches: upper 30% [0, .3N), lower1 70% [.3N, N); duplicates:
+#     lower1 also holds [.2N, .3N) (10%).
+# Bare: one ext4 directory with entries [0, N).
+dname() { echo "d$1-$2"; }	# LAYOUT SIZE
+# Three jobs at a time (2 vCPUs): one per filesystem group.
+make_dirs() {
+	local n=$1 d3 d2 pids= p rc=0
+	d3=$(dname 3 "$n") d2=$(dname 2 "$n")
+	mkdir $up/data/$d3 $l1/data/$d3 $l2/data/$d3 $up/data/$d2 $l1/data/$d2 \
+		$bare/d-"$n" || fail "mkdir for $n entries"
+	"$RDB" create $l1/data/$d3 $((n * 15 / 100)):$((n * 7 / 10)) &&
+		"$RDB" create $l1/data/$d2 $((n / 5)):"$n" &
+	pids="$pids $!"
+	"$RDB" create $up/data/$d3 0:$((n / 5)) &&
+		"$RDB" create $up/data/$d2 0:$((n * 3 / 10)) &&
+		"$RDB" create $l2/data/$d3 $((n * 65 / 100)):"$n" &
+	pids="$pids $!"
+	"$RDB" create $bare/d-"$n" 0:"$n" &
+	pids="$pids $!"
+	for p in $pids; do
+		wait "$p" || rc=1
+	done
+	[ $rc = 0 ] || fail "cannot create the directories of $n entries"
+}
+
+say "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo) RAM"
+echo "info kernel $(uname -r)" >>"$raw"
+echo "info settings sizes=$(echo $sizes | tr ' ' ,) layouts=$(echo $layouts | tr ' ' ,)" \
+	"reps=$reps cold_reps=$cold_reps seeks=$seeks seek_buf=$seek_buf mem_reps=$mem_reps" \
+	"union_cold=$union_cold" >>"$raw"
+for n in $sizes; do
+	say "creating the directories of $n entries"
+	make_dirs "$n"
+done
+sync
+
+# Sanity: each merged directory lists N names plus . and .. on both.
+union_up
+ovl_up
+for n in $sizes; do
+	for l in $layouts; do
+		d=$(dname "$l" "$n")
+		for m in $U $O; do
+			c=$("$RDB" list $m/$d | sed 's/.*entries=\([0-9]*\).*/\1/')
+			expect_eq "entries of $m/$d" $((n + 2)) "$c"
+		done
+	done
+done
+ovl_down
+union_down
+
+# ---- Listings ----
+for n in $sizes; do
+	for l in $layouts; do
+		d=$(dname "$l" "$n")
+		say "listing: $l branches, $n entries"
+		for r in $(seq "$cold_reps"); do
+			drop_caches
+			record cold bare "$l" "$n" list $bare/d-"$n"
+
+			ovl_up
+			drop_caches
+			record cold ovl "$l" "$n" list $O/$d
+			ovl_down
+
+			union_forget
+			union_up
+			drop_caches
+			record cold union "$l" "$n" list $U/$d
+			union_down
+			# again from a fresh mount and cold caches, with the
+			# state the listing above left on the ODF
+			union_up
+			drop_caches
+			record cold-state union "$l" "$n" list $U/$d
+			union_down
+		done
+
+		# each repeated listing follows one unmeasured listing; small
+		# directories are listed more often (the host is shared: a
+		# median of more listings is steadier)
+		wreps=$((100000 / n))
+		[ $wreps -gt 10 ] && wreps=10
+		[ $wreps -lt 1 ] && wreps=1
+		wreps=$((reps * wreps))
+		"$RDB" list $bare/d-"$n" >/dev/null
+		record warm bare "$l" "$n" list -r "$wreps" $bare/d-"$n"
+		record seek bare "$l" "$n" seek -n "$seeks" -b "$seek_buf" $bare/d-"$n"
+		record seekl bare "$l" "$n" seek -n "$seeks" -l $bare/d-"$n"
+		ovl_up
+		"$RDB" list $O/$d >/dev/null
+		record warm ovl "$l" "$n" list -r "$wreps" $O/$d
+		record seek ovl "$l" "$n" seek -n "$seeks" -b "$seek_buf" $O/$d
+		record seekl ovl "$l" "$n" seek -n "$seeks" -l $O/$d
+		ovl_down
+		union_up
+		"$RDB" list $U/$d >/dev/null
+		record warm union "$l" "$n" list -r "$wreps" $U/$d
+		record seek union "$l" "$n" seek -n "$seeks" -b "$seek_buf" $U/$d
+		record seekl union "$l" "$n" seek -n "$seeks" -l $U/$d
+		union_down
+	done
+done
+
+# ---- Kernel memory: the largest merged directory, open and listed ----
+n=$(echo $sizes | tr ' ' '\n' | sort -n | tail -n 1)
+l=$(echo $layouts | tr ' ' '\n' | sort -n | tail -n 1)
+d=$(dname "$l" "$n")
+say "kernel memory: $l branches, $n entries"
+for r in $(seq "$mem_reps"); do
+	"$RDB" list $bare/d-"$n" >/dev/null
+	record mem bare "$l" "$n" mem $bare/d-"$n"
+	ovl_up
+	"$RDB" list $O/$d >/dev/null
+	record mem ovl "$l" "$n" mem $O/$d
+	ovl_down
+	union_up
+	"$RDB" list $U/$d >/dev/null
+	record mem union "$l" "$n" mem $U/$d
+	union_down
+done
+
+echo "info guest_seconds $(($(date +%s) - t_start))" >>"$raw"
+say "done"

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: turn the raw lines tests/bench/guest.sh wrote into
+markdown tables (absolute numbers and ratios).
+
+usage: report.py RAW [--note TEXT]...
+
+Raw lines: "KIND FS LAYOUT SIZE CMD key=value..." (rdbench's output
+prefixed by what was measured) and "info KEY VALUE...".
+"""
+import statistics
+import sys
+from collections import defaultdict
+
+FS = ("bare", "ovl", "union")
+
+
+def parse(path):
+    data = defaultdict(list)  # (kind, fs, layout, size) -> [dict]
+    info = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            if w[0] == "info":
+                info[w[1]] = " ".join(w[2:])
+                continue
+            kind, fs, layout, size = w[0], w[1], int(w[2]), int(w[3])
+            kv = dict(x.split("=", 1) for x in w[5:] if "=" in x)
+            data[(kind, fs, layout, size)].append({k: float(v) for k, v in kv.items()})
+    return data, info
+
+
+def med(data, kind, fs, layout, size, field):
+    rows = data.get((kind, fs, layout, size))
+    if not rows:
+        return None
+    return statistics.median(r[field] for r in rows)
+
+
+def ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return "–"
+    return "%.2f" % (a / b)
+
+
+def num(v, scale=1.0, fmt="%.2f"):
+    return "–" if v is None else fmt % (v / scale)
+
+
+def table(head, rows, left=2):
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(" --- " if i < left else " ---: " for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit("usage: report.py RAW [--note TEXT]...")
+    notes = []
+    while "--note" in args:
+        i = args.index("--note")
+        notes.append(args[i + 1])
+        del args[i:i + 2]
+    data, info = parse(args[0])
+    settings = dict(x.split("=", 1) for x in info.get("settings", "").split() if "=" in x)
+    keys = sorted({(k[2], k[3]) for k in data if k[0] != "mem"})
+    out = ["# make bench: readdir of merged directories", ""]
+    out.append("Guest kernel %s, %s s in the guest. %s" % (
+        info.get("kernel", "?"), info.get("guest_seconds", "?"),
+        " ".join(notes)))
+    out.append("Settings: %s." % ", ".join("%s=%s" % kv for kv in settings.items()))
+    out.append("bare = one ext4 directory with the same number of entries; "
+               "ovl = overlayfs and union = unionfs over the same ext4 branch "
+               "directories; every ratio is of numbers from this one VM run.")
+    out.append("")
+
+    out.append("## First listing (ms; caches dropped, fresh mount; median of %s)"
+               % settings.get("cold_reps", "?"))
+    out.append("")
+    out.append("`union` lists with no readdir state on the ODF (%s); `union+state` "
+               "lists from a fresh mount with the state the previous listing left."
+               % ("state files deleted" if settings.get("union_cold") == "rmstate"
+                  else "freshly made ODF"))
+    out.append("")
+    rows = []
+    for layout, size in keys:
+        v = {fs: med(data, "cold", fs, layout, size, "median_us") for fs in FS}
+        st = med(data, "cold-state", "union", layout, size, "median_us")
+        rows.append([str(layout), str(size), num(v["bare"], 1e3), num(v["ovl"], 1e3),
+                     num(v["union"], 1e3), num(st, 1e3),
+                     ratio(v["union"], v["bare"]), ratio(v["union"], v["ovl"]),
+                     ratio(v["ovl"], v["bare"]), ratio(st, v["ovl"])])
+    out.append(table(["branches", "entries", "bare", "ovl", "union", "union+state",
+                      "union/bare", "union/ovl", "ovl/bare", "union+state/ovl"], rows))
+    out.append("")
+
+    out.append("## Repeated listing (ms; open, list to the end, close; warm; median of "
+               "%s × min(10, 100000 / entries) listings)" % settings.get("reps", "?"))
+    out.append("")
+    rows = []
+    for layout, size in keys:
+        v = {fs: med(data, "warm", fs, layout, size, "median_us") for fs in FS}
+        rows.append([str(layout), str(size), num(v["bare"], 1e3), num(v["ovl"], 1e3),
+                     num(v["union"], 1e3), ratio(v["union"], v["bare"]),
+                     ratio(v["union"], v["ovl"]), ratio(v["ovl"], v["bare"])])
+    out.append(table(["branches", "entries", "bare", "ovl", "union",
+                      "union/bare", "union/ovl", "ovl/bare"], rows))
+    out.append("")
+
+    for kind, title in (
+            ("seek", "lseek to a random offset + one getdents64 of %s bytes"
+             % settings.get("seek_buf", "?")),
+            ("seekl", "seekdir to a random telldir cookie + readdir (glibc: "
+             "one 32 KiB getdents64)")):
+        out.append("## %s (µs per seek+read; median of %s)" % (title, settings.get("seeks", "?")))
+        out.append("")
+        out.append("Offsets recorded by a full listing of the same open directory. "
+                   "`×N` columns: the cost relative to the smallest directory of the "
+                   "same branch count (flat = 1).")
+        out.append("")
+        rows = []
+        smallest = {}
+        for layout, size in keys:
+            v = {fs: med(data, kind, fs, layout, size, "median_us") for fs in FS}
+            base = smallest.setdefault(layout, v)
+            rows.append([str(layout), str(size), num(v["bare"]), num(v["ovl"]), num(v["union"]),
+                         ratio(v["union"], v["bare"]), ratio(v["union"], v["ovl"]),
+                         ratio(v["ovl"], v["bare"]),
+                         ratio(v["ovl"], base["ovl"]), ratio(v["union"], base["union"])])
+        out.append(table(["branches", "entries", "bare", "ovl", "union", "union/bare",
+                          "union/ovl", "ovl/bare", "ovl ×N", "union ×N"], rows))
+        out.append("")
+
+    mem = sorted({(k[2], k[3]) for k in data if k[0] == "mem"})
+    for layout, size in mem:
+        out.append("## Kernel memory: %d-branch directory of %d entries, open and listed "
+                   "(kB, /proc/meminfo after − before; median of %s)"
+                   % (layout, size, settings.get("mem_reps", "?")))
+        out.append("")
+        rows = []
+        for fs in FS:
+            v = {f: med(data, "mem", fs, layout, size, f + "_kb")
+                 for f in ("slab", "sunreclaim", "cached", "vmalloc")}
+            rows.append([fs, num(v["slab"], fmt="%.0f"), num(v["sunreclaim"], fmt="%.0f"),
+                         "–" if v["slab"] is None else "%.0f" % (v["slab"] * 1024 / size),
+                         num(v["cached"], fmt="%.0f"), num(v["vmalloc"], fmt="%.0f")])
+        out.append(table(["fs", "Slab", "SUnreclaim", "Slab bytes/entry",
+                          "page cache (Cached)", "VmallocUsed"], rows, left=1))
+        out.append("")
+        s = {fs: med(data, "mem", fs, layout, size, "slab_kb") for fs in FS}
+        out.append("Slab ratios: union/bare %s, union/ovl %s, ovl/bare %s "
+                   "(– where the denominator is not above zero)."
+                   % (ratio(s["union"], s["bare"]), ratio(s["union"], s["ovl"]),
+                      ratio(s["ovl"], s["bare"])))
+        out.append("")
+    print("\n".join(out).rstrip())
+
+
+if __name__ == "__main__":
+    main()
