@@ -17,11 +17,18 @@
 
 # The kernel the module is built for: the newest installed Debian
 # linux-headers-*-amd64 that has a matching /boot/vmlinuz-* (the guest
-# kernel).  Override with KVER= or KDIR=.
-KVER ?= $(shell for d in $$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do \
+# kernel).  Override with KVER= or KDIR=.  Empty values are computed
+# again: "make check" on a machine without headers computes them before
+# "make deps" installs the headers, and exports them empty to the
+# sub-make that builds.
+ifeq ($(strip $(KVER)),)
+KVER := $(shell for d in $$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do \
 		v=$$(basename $$d | sed s/^linux-headers-//); \
 		if [ -e /boot/vmlinuz-$$v ]; then echo $$v; break; fi; done)
-KDIR ?= /usr/src/linux-headers-$(KVER)
+endif
+ifeq ($(filter-out /usr/src/linux-headers-,$(strip $(KDIR))),)
+KDIR := /usr/src/linux-headers-$(KVER)
+endif
 export KVER KDIR
 
 # Debug kernel for check-debug: built once, outside the source tree.
@@ -68,10 +75,8 @@ demo: deps
 	@$(MAKE) --no-print-directory vm-run SCRIPT=tests/vm/demo.sh
 
 # Not part of check: numbers to read, never assertions (docs/benchmarks.md).
-# When deps has just installed the headers, KVER and KDIR were computed
-# (empty) before they existed: the sub-make computes them again.
 bench: deps
-	@$(if $(KVER),,env -u KVER -u KDIR) $(MAKE) --no-print-directory bench-run
+	@$(MAKE) --no-print-directory bench-run
 
 bench-run: all benchprogs
 	@tests/bench/run.sh --kver "$(KVER)"
