@@ -721,6 +721,31 @@ static int unionfs_rd_put(struct unionfs_rdio *io, const char *name, int len,
 	return err;
 }
 
+/*
+ * Compaction without renumbering (section 7.3): a block of the record
+ * area left with no live entry is deallocated; it reads back as free
+ * slots.  The last block is kept: appends go on in it.
+ */
+static void unionfs_rd_punch(struct unionfs_rdio *io, u32 slot)
+{
+	u32 blk = slot / RD_SPB, i;
+	loff_t pos = io->rec_pos + (loff_t)blk * RD_BLK;
+
+	if ((u64)(blk + 1) * RD_SPB >= io->next ||
+	    unionfs_rd_read(io->f, io->rbuf, RD_BLK, pos))
+		return;
+	for (i = 0; i < RD_SPB; i++) {
+		const struct odf_rd_ent *h = io->rbuf + i * RD_SLOT;
+
+		if (h->re_kind == ODF_RS_HEAD &&
+		    !(h->re_flags & ODF_RE_TOMBSTONE))
+			return;
+	}
+	/* Only disk space is at stake: a failure changes nothing else. */
+	vfs_fallocate(io->f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, pos,
+		      RD_BLK);
+}
+
 /* Tombstone the live entry @name, if there is one. */
 static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
 {
@@ -737,8 +762,10 @@ static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
 	err = unionfs_rd_write_slots(io, io->ent.slot, io->ebuf, 1);
 	if (!err)
 		err = unionfs_rd_set_index(io, b, idx, 0, ODF_RDIX_DELETED);
-	if (!err)
+	if (!err) {
 		unionfs_rd_count(io, -1, 1);
+		unionfs_rd_punch(io, io->ent.slot);
+	}
 	return err;
 }
 
@@ -903,6 +930,9 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 			i += e->nslots;
 		}
 		if (blk + 1 < blocks) {
+			/* A punched (all free) block stays a hole. */
+			if (!memchr_inv(p, 0, RD_BLK))
+				continue;
 			err = unionfs_rd_write(n->f, p, RD_BLK,
 					       n->rec_pos + (loff_t)blk * RD_BLK);
 			if (err)
