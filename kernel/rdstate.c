@@ -728,7 +728,7 @@ static int unionfs_rd_put(struct unionfs_rdio *io, const char *name, int len,
  */
 static void unionfs_rd_punch(struct unionfs_rdio *io, u32 slot)
 {
-	u32 blk = slot / RD_SPB, i;
+	u32 blk = slot / RD_SPB, i, tombs = 0;
 	loff_t pos = io->rec_pos + (loff_t)blk * RD_BLK;
 
 	if ((u64)(blk + 1) * RD_SPB >= io->next ||
@@ -737,13 +737,16 @@ static void unionfs_rd_punch(struct unionfs_rdio *io, u32 slot)
 	for (i = 0; i < RD_SPB; i++) {
 		const struct odf_rd_ent *h = io->rbuf + i * RD_SLOT;
 
-		if (h->re_kind == ODF_RS_HEAD &&
-		    !(h->re_flags & ODF_RE_TOMBSTONE))
+		if (h->re_kind != ODF_RS_HEAD)
+			continue;
+		if (!(h->re_flags & ODF_RE_TOMBSTONE))
 			return;
+		tombs++;
 	}
-	/* Only disk space is at stake: a failure changes nothing else. */
-	vfs_fallocate(io->f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, pos,
-		      RD_BLK);
+	/* Its tombstones go with it; a failure leaves them counted. */
+	if (!vfs_fallocate(io->f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			   pos, RD_BLK))
+		unionfs_rd_count(io, 0, -(int)tombs);
 }
 
 /* Tombstone the live entry @name, if there is one. */
