@@ -5,6 +5,8 @@
 #   make            build kernel/unionfs.ko and the tools
 #   make deps       install the Debian packages the project needs (as root)
 #   make check      unit tests + VM tests, ends with "N passed, N failed"
+#   make check-long the long VM tests (tests/vm/long/: a million-entry
+#                   directory...), same harness and last line
 #   make demo       boot the VM and show the union working
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
@@ -28,7 +30,7 @@ export DEBUG_CACHE
 
 VM_RUN := tests/vm/run.sh --kver $(KVER)
 
-.PHONY: all module tools testprogs deps check demo vm-run check-debug fuzz sparse \
+.PHONY: all module tools testprogs deps check check-long demo vm-run check-debug fuzz sparse \
 	install clean
 
 all: module tools testprogs
@@ -56,6 +58,10 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/check.sh
+
+check-long: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/check.sh --long
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -22,7 +22,7 @@
  *         must be missing for lstat() too;
  *       - the recorded names that are still listed come in their recorded
  *         order, and every name not recorded ("new") comes after all of
- *         them (with --strict its offset is >= the recorded end);
+ *         them (with --strict its d_off is past the recorded end);
  *       - seekdir(o) for K random recorded offsets (and the first, last
  *         and end ones): the next entries are those of the current
  *         listing starting at its first entry that is either new or a
@@ -47,10 +47,15 @@
  *   rdseek count [--slab] DIR
  *       Lists DIR with getdents64 (32 KiB buffer), fails on a duplicate
  *       name or a missing . or .., prints "entries N" (without . and ..),
- *       "seconds S".  --slab: also the growth of kernel slab memory across
- *       the listing (open to close): "slab_kib D" from /proc/meminfo,
- *       "slabinfo_kib D" from /proc/slabinfo (pages of every cache) and
- *       the five caches that grew most.
+ *       "seconds S".  --slab: also how much kernel memory the listing
+ *       holds, from before the open to the end of the directory (the
+ *       directory still open): "slab_kib D" (/proc/meminfo Slab),
+ *       "kernel_kib D" (/proc/meminfo: what is neither free, page cache
+ *       nor user memory), "slabinfo_kib D" (/proc/slabinfo, pages of
+ *       every cache) with the five caches that grew most; and from before
+ *       the open to after the close: "slab_closed_kib", "kernel_closed_kib".
+ *       (That listing keeps nothing in user memory; a second one checks
+ *       the names.)
  *
  *   rdseek mk DIR PREFIX WIDTH FROM TO [STEP]
  *   rdseek rm DIR PREFIX WIDTH FROM TO [STEP]
@@ -611,9 +616,15 @@ static int cmd_verify(int argc, char **argv)
 			if (cur.e[i].idx < 0) {
 				if (first_new < 0)
 					first_new = i;
-				if (strict && cur.e[i].off < r.end && early++ < 3)
-					bad("new name '%s' at offset %lld, before the recorded end %lld",
-					    cur.e[i].name, cur.e[i].off, r.end);
+				/*
+				 * Its own offset is not visible (telldir()
+				 * before it is the position after the entry
+				 * listed before it), its d_off (the position
+				 * after it) is: that must be past the end.
+				 */
+				if (strict && cur.e[i].d_off <= r.end && early++ < 3)
+					bad("new name '%s' has d_off %lld, not after the recorded end %lld",
+					    cur.e[i].name, cur.e[i].d_off, r.end);
 				continue;
 			}
 			if (first_new >= 0 && after_new++ < 3)
@@ -627,7 +638,7 @@ static int cmd_verify(int argc, char **argv)
 			last_rec = i;
 		}
 		if (early > 3 || after_new > 3 || reordered > 3)
-			bad("in all: %ld new names before the recorded end, %ld recorded names after a new one, %ld out of recorded order",
+			bad("in all: %ld new names not past the recorded end, %ld recorded names after a new one, %ld out of recorded order",
 			    early, after_new, reordered);
 	}
 
@@ -786,22 +797,52 @@ static int cmd_onebyone(int argc, char **argv)
 	return nfail ? 1 : 0;
 }
 
-/* Slab memory: /proc/meminfo "Slab:" (KiB), /proc/slabinfo per cache. */
-static long meminfo_slab(void)
+/*
+ * Kernel memory from /proc/meminfo, in KiB: "Slab:", and everything the
+ * kernel holds outside the page cache and user memory (MemTotal -
+ * MemFree - Buffers - Cached - SwapCached - AnonPages - PageTables),
+ * which also sees kmalloc'ed blocks too large for a slab and vmalloc.
+ */
+struct kmem {
+	long slab, other;
+};
+
+static struct kmem meminfo(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long kb = -1;
+	long total = -1, fr = -1, buffers = -1, cached = -1, swapc = -1, anon = -1,
+	     pt = -1, v;
+	struct kmem k = { -1, 0 };
+	char line[256], key[64];
 
 	if (!f)
 		die("/proc/meminfo: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
-			break;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63[^:]: %ld", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "Slab"))
+			k.slab = v;
+		else if (!strcmp(key, "MemTotal"))
+			total = v;
+		else if (!strcmp(key, "MemFree"))
+			fr = v;
+		else if (!strcmp(key, "Buffers"))
+			buffers = v;
+		else if (!strcmp(key, "Cached"))
+			cached = v;
+		else if (!strcmp(key, "SwapCached"))
+			swapc = v;
+		else if (!strcmp(key, "AnonPages"))
+			anon = v;
+		else if (!strcmp(key, "PageTables"))
+			pt = v;
+	}
 	fclose(f);
-	if (kb < 0)
-		die("no Slab: line in /proc/meminfo");
-	return kb;
+	if (k.slab < 0 || total < 0 || fr < 0 || buffers < 0 || cached < 0 || swapc < 0 ||
+	    anon < 0 || pt < 0)
+		die("/proc/meminfo lacks Slab, MemTotal, MemFree, Buffers, Cached, SwapCached, AnonPages or PageTables");
+	k.other = total - fr - buffers - cached - swapc - anon - pt;
+	return k;
 }
 
 struct slabc {
@@ -854,52 +895,82 @@ static int growth_cmp(const void *a, const void *b)
 	return gx < gy ? 1 : gx > gy ? -1 : 0;
 }
 
+/* getdents64 through DIR; each entry to l (if not NULL); count of entries. */
+static long getdents_all(const char *path, int fd, struct listing *l)
+{
+	static char buf[32768];
+	long entries = 0;
+
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf)), pos;
+
+		if (n < 0)
+			die("getdents64 %s: %s (%s)", path, strerror(errno), ename(errno));
+		if (n == 0)
+			break;
+		for (pos = 0; pos < n; entries++) {
+			struct linux_dirent64 *de = (void *)(buf + pos);
+
+			if (l) {
+				struct ent e = { 0 };
+
+				e.name = xstrdup(de->d_name);
+				e.off = de->d_off;
+				add(l, &e);
+			}
+			pos += de->d_reclen;
+		}
+	}
+	return entries;
+}
+
 static int cmd_count(int argc, char **argv)
 {
 	struct listing l = { 0 };
 	struct ent **v;
 	struct timespec t0, t1;
 	struct slabc *sc = NULL;
+	struct kmem k0 = { 0 }, k1 = { 0 }, k2 = { 0 };
 	int slab = 0, nsc = 0, fd, have_si = 0;
-	long s0 = 0, s1, i, names = 0;
-	static char buf[32768];
+	long i, names = 0, first;
 
 	if (argc > 0 && !strcmp(argv[0], "--slab"))
 		slab = 1, argc--, argv++;
 	if (argc != 1)
 		return 2;
 	dir_path = argv[0];
+	/*
+	 * The measured listing keeps nothing in user memory; the kernel's
+	 * memory is read before the open and at the end of the directory,
+	 * with the directory still open (what a listing holds), and after
+	 * the close.
+	 */
 	if (slab) {
 		have_si = !slabinfo(&sc, &nsc, 0);
-		s0 = meminfo_slab();
+		k0 = meminfo();
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = open(argv[0], O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		die("open %s: %s", argv[0], strerror(errno));
-	for (;;) {
-		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf)), pos;
-
-		if (n < 0)
-			die("getdents64 %s: %s (%s)", argv[0], strerror(errno), ename(errno));
-		if (n == 0)
-			break;
-		for (pos = 0; pos < n;) {
-			struct linux_dirent64 *de = (void *)(buf + pos);
-			struct ent e = { 0 };
-
-			e.name = xstrdup(de->d_name);
-			e.off = de->d_off;
-			add(&l, &e);
-			pos += de->d_reclen;
-		}
+	first = getdents_all(argv[0], fd, slab ? NULL : &l);
+	if (slab) {
+		k1 = meminfo();
+		if (have_si)
+			slabinfo(&sc, &nsc, 1);
 	}
 	close(fd);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (slab) {
-		s1 = meminfo_slab();
-		if (have_si)
-			slabinfo(&sc, &nsc, 1);
+		k2 = meminfo();
+		/* Again, keeping the names, for the duplicates. */
+		fd = open(argv[0], O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			die("open %s: %s", argv[0], strerror(errno));
+		getdents_all(argv[0], fd, &l);
+		close(fd);
+		if (l.n != first)
+			bad("a second listing has %ld entries, the first %ld", l.n, first);
 	}
 	v = by_name(&l);
 	check_listing("listing", &l, v, 0);
@@ -910,7 +981,10 @@ static int cmd_count(int argc, char **argv)
 	if (slab) {
 		long long tb = 0, ta = 0;
 
-		printf("slab_kib %ld\n", s1 - s0);
+		printf("slab_kib %ld\n", k1.slab - k0.slab);
+		printf("kernel_kib %ld\n", k1.other - k0.other);
+		printf("slab_closed_kib %ld\n", k2.slab - k0.slab);
+		printf("kernel_closed_kib %ld\n", k2.other - k0.other);
 		if (have_si) {
 			for (i = 0; i < nsc; i++)
 				tb += sc[i].before, ta += sc[i].after;
