@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 600
+# timeout: 900
 # Stable offsets of a merged directory (docs/odf-format.md section 7):
 # a 10 000-entry directory merged from ext4 rw over ext4 and xfs, with
 # names in several branches and 1 000 whiteouts.  The (offset, name)
