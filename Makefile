@@ -5,6 +5,8 @@
 #   make            build kernel/unionfs.ko and the tools
 #   make deps       install the Debian packages the project needs (as root)
 #   make check      unit tests + VM tests, ends with "N passed, N failed"
+#   make check-long the long VM tests (tests/vm/long/: a million-entry
+#                   directory...), same harness and last line
 #   make demo       boot the VM and show the union working
 #   make bench      readdir: unionfs vs overlayfs vs bare ext4, one VM run
 #                   (BENCH_SIZES="1000 10000 100000"; tests/bench/guest.sh)
@@ -37,8 +39,8 @@ export DEBUG_CACHE
 
 VM_RUN := tests/vm/run.sh --kver $(KVER)
 
-.PHONY: all module tools testprogs benchprogs deps check demo bench bench-run vm-run check-debug \
-	fuzz sparse install clean
+.PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
+	bench-run vm-run check-debug fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -69,6 +71,10 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/check.sh
+
+check-long: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/check.sh --long
 
 demo: deps
 	@$(MAKE) --no-print-directory all

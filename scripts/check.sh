@@ -5,6 +5,8 @@
 # and end with one line "N passed, N failed[, N skipped]".  Each suite
 # prints "SUITE-RESULT: NAME PASSED FAILED SKIPPED" as its last line; a
 # suite that dies without it counts as one failure.
+# check.sh --long (make check-long) runs the long VM tests instead, all
+# of tests/vm/long/ unless VM_TESTS names some.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -13,6 +15,9 @@ logs=$top/build/check
 mkdir -p "$logs"
 
 suites=(unit vm)
+if [ "${1:-}" = --long ]; then
+	suites=(vm-long)
+fi
 
 pass=0 fail=0 skip=0
 for s in "${suites[@]}"; do
@@ -20,6 +25,7 @@ for s in "${suites[@]}"; do
 	case $s in
 	unit) make --no-print-directory -C tests/unit check ;;
 	vm) tests/vm/run.sh --kver "$KVER" ${VM_TESTS:-} ;;
+	vm-long) tests/vm/run.sh --kver "$KVER" ${VM_TESTS:-tests/vm/long/*.sh} ;;
 	esac 2>&1 | tee "$logs/$s.log"
 	line=$(grep -a '^SUITE-RESULT: ' "$logs/$s.log" | tail -n 1)
 	if [ -z "$line" ]; then

@@ -137,7 +137,7 @@ unload_module() {
 # run_one SEQ PATH TIMEOUT
 run_one() {
 	local seq=$1 path=$2 tmo=$3 name rc bad left log t0
-	name=${path#tests/vm/tests/}
+	name=${path##*/}	# tests/vm/tests/X.sh and tests/vm/long/X.sh are X
 	name=${name%.sh}
 	log=$OUT/logs/$name.log
 	mkdir -p "$OUT/logs"
