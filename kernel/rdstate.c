@@ -32,7 +32,9 @@
 #include <linux/file.h>
 #include <linux/iversion.h>
 #include <linux/log2.h>
+#include <linux/highmem.h>
 #include <linux/namei.h>
+#include <linux/pagemap.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include "unionfs.h"
@@ -800,36 +802,64 @@ static int unionfs_rdb_index_add(struct unionfs_rdio *io, u32 hash, u32 slot,
 				idx * sizeof(ie));
 }
 
-/* Find @name in an index whose checksums are not written yet. */
+/*
+ * Find @name in an index whose checksums are not written yet.  The new
+ * file is private until it is installed and its index is in the page
+ * cache: buckets are looked at in place, not copied (a copy per name
+ * made builds twice as slow).
+ */
 static int unionfs_rdb_find(struct unionfs_rdio *io, const char *name, int len,
 			    u32 hash, u32 *bucket, unsigned int *idx)
 {
-	struct odf_rdix_bucket *bk = io->ibuf;
+	struct address_space *mapping = io->f->f_mapping;
 	u32 b = hash & (io->nb - 1), probe;
 	unsigned int k;
 	int err;
 
+	BUILD_BUG_ON(RD_BLK != PAGE_SIZE);
 	*bucket = io->nb;
 	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
-		err = unionfs_rd_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
-		if (err)
-			return err;
-		for (k = 0; k < ODF_RDIX_ENTRIES; k++) {
-			u32 v = le32_to_cpu(bk->ib_ent[k].ie_slot);
+		unsigned int from = 0;
+		bool end = false;
 
-			if (v == ODF_RDIX_EMPTY) {
-				*bucket = b;
-				*idx = k;
-				return -ENOENT;
+		while (from < ODF_RDIX_ENTRIES) {
+			const struct odf_rdix_bucket *bk;
+			unsigned int nmatch = 0, i;
+			struct page *page;
+			u32 match[8];
+
+			page = read_mapping_page(mapping, 1 + b, NULL);
+			if (IS_ERR(page))
+				return PTR_ERR(page);
+			bk = kmap_local_page(page);
+			for (k = from; k < ODF_RDIX_ENTRIES &&
+			     nmatch < ARRAY_SIZE(match); k++) {
+				u32 v = le32_to_cpu(bk->ib_ent[k].ie_slot);
+
+				if (v == ODF_RDIX_EMPTY) {
+					*bucket = b;
+					*idx = k;
+					end = true;
+					break;
+				}
+				if (le32_to_cpu(bk->ib_ent[k].ie_hash) == hash)
+					match[nmatch++] = v - 1;
 			}
-			if (le32_to_cpu(bk->ib_ent[k].ie_hash) != hash)
-				continue;
-			err = unionfs_rd_read_ent(io, v - 1);
-			if (err)
-				return err;
-			if (io->ent.len == len && !memcmp(io->ent.name, name, len))
-				return 0;
+			kunmap_local(bk);
+			put_page(page);
+			from = end ? ODF_RDIX_ENTRIES : k;
+			/* Same hash: compare the names (rare). */
+			for (i = 0; i < nmatch; i++) {
+				err = unionfs_rd_read_ent(io, match[i]);
+				if (err)
+					return err;
+				if (io->ent.len == len &&
+				    !memcmp(io->ent.name, name, len))
+					return 0;
+			}
 		}
+		if (end)
+			return -ENOENT;
 	}
 	return -ENOENT;
 }
@@ -933,7 +963,7 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 			i += e->nslots;
 		}
 		if (blk + 1 < blocks) {
-			/* A punched (all free) block stays a hole. */
+			/* A punched (all free) block is not written. */
 			if (!memchr_inv(p, 0, RD_BLK))
 				continue;
 			err = unionfs_rd_write(n->f, p, RD_BLK,
@@ -1026,8 +1056,15 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	n->cur_valid = true;
 	n->cur_blk = 0;
 	memset(n->rbuf, 0, RD_BLK);
-	/* The index reads back as zeroes (EMPTY) until written. */
-	err = vfs_fallocate(f, 0, 0, n->rec_pos);
+	/*
+	 * The index reads back as zeroes (EMPTY) until written.  The
+	 * record area is allocated for one slot per name too: appends
+	 * within the file size cost no size update each; the file is cut
+	 * to its exact size at the end.
+	 */
+	err = vfs_fallocate(f, 0, 0, n->rec_pos + (loff_t)RD_BLK *
+			    (DIV_ROUND_UP(count + (old ? old->next : 0),
+					  RD_SPB) + 1));
 	if (err)
 		goto out;
 	if (old) {
@@ -1044,6 +1081,9 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	n->cur_valid = false;
 	if (!err)
 		err = unionfs_rdb_seal_index(n);
+	if (!err)
+		err = vfs_truncate(&f->f_path, n->rec_pos + (loff_t)RD_BLK *
+				   DIV_ROUND_UP(n->next, RD_SPB));
 	if (err)
 		goto out;
 	h->rh_magic = cpu_to_le32(ODF_RD_MAGIC);

@@ -25,7 +25,8 @@ for s in "${suites[@]}"; do
 	case $s in
 	unit) make --no-print-directory -C tests/unit check ;;
 	vm) tests/vm/run.sh --kver "$KVER" ${VM_TESTS:-} ;;
-	vm-long) tests/vm/run.sh --kver "$KVER" ${VM_TESTS:-tests/vm/long/*.sh} ;;
+	vm-long) tests/vm/run.sh --kver "$KVER" --out "$top/build/vm-long" \
+			${VM_TESTS:-tests/vm/long/*.sh} ;;
 	esac 2>&1 | tee "$logs/$s.log"
 	line=$(grep -a '^SUITE-RESULT: ' "$logs/$s.log" | tail -n 1)
 	if [ -z "$line" ]; then
