@@ -50,6 +50,7 @@
  *       "seconds S".  --slab: also how much kernel memory the listing
  *       holds, from before the open to the end of the directory (the
  *       directory still open): "slab_kib D" (/proc/meminfo Slab),
+ *       "sunreclaim_kib D" (its unreclaimable part, SUnreclaim),
  *       "kernel_kib D" (/proc/meminfo: what is neither free, page cache
  *       nor user memory), "slabinfo_kib D" (/proc/slabinfo, pages of
  *       every cache) with the five caches that grew most; and from before
@@ -804,7 +805,7 @@ static int cmd_onebyone(int argc, char **argv)
  * which also sees kmalloc'ed blocks too large for a slab and vmalloc.
  */
 struct kmem {
-	long slab, other;
+	long slab, sunreclaim, other;
 };
 
 static struct kmem meminfo(void)
@@ -812,7 +813,7 @@ static struct kmem meminfo(void)
 	FILE *f = fopen("/proc/meminfo", "r");
 	long total = -1, fr = -1, buffers = -1, cached = -1, swapc = -1, anon = -1,
 	     pt = -1, v;
-	struct kmem k = { -1, 0 };
+	struct kmem k = { -1, -1, 0 };
 	char line[256], key[64];
 
 	if (!f)
@@ -822,6 +823,8 @@ static struct kmem meminfo(void)
 			continue;
 		if (!strcmp(key, "Slab"))
 			k.slab = v;
+		else if (!strcmp(key, "SUnreclaim"))
+			k.sunreclaim = v;
 		else if (!strcmp(key, "MemTotal"))
 			total = v;
 		else if (!strcmp(key, "MemFree"))
@@ -838,9 +841,9 @@ static struct kmem meminfo(void)
 			pt = v;
 	}
 	fclose(f);
-	if (k.slab < 0 || total < 0 || fr < 0 || buffers < 0 || cached < 0 || swapc < 0 ||
+	if (k.slab < 0 || k.sunreclaim < 0 || total < 0 || fr < 0 || buffers < 0 || cached < 0 || swapc < 0 ||
 	    anon < 0 || pt < 0)
-		die("/proc/meminfo lacks Slab, MemTotal, MemFree, Buffers, Cached, SwapCached, AnonPages or PageTables");
+		die("/proc/meminfo lacks Slab, SUnreclaim, MemTotal, MemFree, Buffers, Cached, SwapCached, AnonPages or PageTables");
 	k.other = total - fr - buffers - cached - swapc - anon - pt;
 	return k;
 }
@@ -982,6 +985,7 @@ static int cmd_count(int argc, char **argv)
 		long long tb = 0, ta = 0;
 
 		printf("slab_kib %ld\n", k1.slab - k0.slab);
+		printf("sunreclaim_kib %ld\n", k1.sunreclaim - k0.sunreclaim);
 		printf("kernel_kib %ld\n", k1.other - k0.other);
 		printf("slab_closed_kib %ld\n", k2.slab - k0.slab);
 		printf("kernel_closed_kib %ld\n", k2.other - k0.other);
