@@ -48,21 +48,6 @@ static bool unionfs_mrec_is(const struct odf_map_rec *r, u16 branch, u64 ino)
 	       le64_to_cpu(r->mr_key_ino) == ino;
 }
 
-static int unionfs_imap_read(struct file *f, void *buf, size_t len, loff_t pos)
-{
-	ssize_t n = kernel_read(f, buf, len, &pos);
-
-	return n == len ? 0 : n < 0 ? n : -EUCLEAN;
-}
-
-static int unionfs_imap_write(struct file *f, const void *buf, size_t len,
-			      loff_t pos)
-{
-	ssize_t n = kernel_write(f, buf, len, &pos);
-
-	return n == len ? 0 : n < 0 ? n : -EIO;
-}
-
 static int unionfs_imap_check_header(const struct odf_map_header *h, int kind,
 				     loff_t size)
 {
@@ -86,7 +71,7 @@ static int unionfs_imap_write_header(struct file *f, struct odf_map_header *h)
 	h->mh_crc = 0;
 	h->mh_crc = cpu_to_le32(unionfs_odf_crc(h, sizeof(*h),
 				offsetof(struct odf_map_header, mh_crc)));
-	return unionfs_imap_write(f, h, sizeof(*h), 0);
+	return unionfs_odf_write(f, h, sizeof(*h), 0);
 }
 
 static struct file *unionfs_imap_open_file(struct unionfs_sb_info *sbi,
@@ -126,7 +111,7 @@ int unionfs_imap_open(struct unionfs_sb_info *sbi)
 			return PTR_ERR(f);
 		}
 		sbi->imap[m] = f;
-		err = unionfs_imap_read(f, &sbi->imap_hdr[m],
+		err = unionfs_odf_read(f, &sbi->imap_hdr[m],
 					sizeof(sbi->imap_hdr[m]), 0);
 		if (!err)
 			err = unionfs_imap_check_header(&sbi->imap_hdr[m], m + 1,
@@ -182,7 +167,7 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 	for (i = 0; i < nb; i++, b = (b + 1) & (nb - 1)) {
 		bool has_empty = false;
 
-		err = unionfs_imap_read(sbi->imap[m], sbi->imap_buf,
+		err = unionfs_odf_read(sbi->imap[m], sbi->imap_buf,
 					ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
 		if (err)
 			return err;
@@ -241,7 +226,7 @@ static int unionfs_imap_place(struct file *f, void *buf, u32 nb, u32 seed,
 	int err;
 
 	for (i = 0; i < nb; i++, b = (b + 1) & (nb - 1)) {
-		err = unionfs_imap_read(f, buf, ODF_BLOCK_SIZE,
+		err = unionfs_odf_read(f, buf, ODF_BLOCK_SIZE,
 					unionfs_bucket_pos(b));
 		if (err)
 			return err;
@@ -249,7 +234,7 @@ static int unionfs_imap_place(struct file *f, void *buf, u32 nb, u32 seed,
 			struct odf_map_rec *slot = buf + s * ODF_MAP_REC_SIZE;
 
 			if (slot->mr_state == ODF_MREC_EMPTY)
-				return unionfs_imap_write(f, r, sizeof(*r),
+				return unionfs_odf_write(f, r, sizeof(*r),
 					unionfs_bucket_pos(b) + s * ODF_MAP_REC_SIZE);
 		}
 	}
@@ -309,7 +294,7 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 	h.mh_nbuckets = cpu_to_le32(nb);
 	h.mh_ndeleted = 0;
 	for (b = 0; !err && b < oldnb; b++) {
-		err = unionfs_imap_read(sbi->imap[m], obuf, ODF_BLOCK_SIZE,
+		err = unionfs_odf_read(sbi->imap[m], obuf, ODF_BLOCK_SIZE,
 					unionfs_bucket_pos(b));
 		for (s = 0; !err && s < ODF_MAP_RECS_PER_BUCKET; s++) {
 			struct odf_map_rec *r = obuf + s * ODF_MAP_REC_SIZE;
@@ -386,14 +371,14 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	r.mr_crc = 0;
 	r.mr_crc = cpu_to_le32(unionfs_mrec_crc(&r));
 	if (pos >= 0)
-		return unionfs_imap_write(sbi->imap[m], &r, sizeof(r), pos);
+		return unionfs_odf_write(sbi->imap[m], &r, sizeof(r), pos);
 	if (!free)
 		return -ENOSPC;
-	err = unionfs_imap_read(sbi->imap[m], sbi->imap_buf, 1, free);
+	err = unionfs_odf_read(sbi->imap[m], sbi->imap_buf, 1, free);
 	if (err)
 		return err;
 	was_deleted = *(u8 *)sbi->imap_buf == ODF_MREC_DELETED;
-	err = unionfs_imap_write(sbi->imap[m], &r, sizeof(r), free);
+	err = unionfs_odf_write(sbi->imap[m], &r, sizeof(r), free);
 	if (err)
 		return err;
 	le64_add_cpu(&h->mh_nrecords, 1);
@@ -426,7 +411,7 @@ static int unionfs_imap_del_locked(struct unionfs_sb_info *sbi, int m,
 	pos = unionfs_imap_probe(sbi, m, branch, ino, NULL, NULL);
 	if (pos < 0)
 		return pos == -ENOENT ? 0 : pos;
-	err = unionfs_imap_write(sbi->imap[m], &r, sizeof(r), pos);
+	err = unionfs_odf_write(sbi->imap[m], &r, sizeof(r), pos);
 	if (err)
 		return err;
 	le64_add_cpu(&h->mh_nrecords, -1);
@@ -589,7 +574,7 @@ int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
 	mutex_lock(&sbi->imap_lock);
 	nb = le32_to_cpu(sbi->imap_hdr[1].mh_nbuckets);
 	for (b = 0; b < nb && !err; b++) {
-		err = unionfs_imap_read(sbi->imap[1], sbi->imap_buf,
+		err = unionfs_odf_read(sbi->imap[1], sbi->imap_buf,
 					ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
 		for (i = 0; !err && i < ODF_MAP_RECS_PER_BUCKET; i++) {
 			struct odf_map_rec *r = sbi->imap_buf + i * ODF_MAP_REC_SIZE;

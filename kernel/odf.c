@@ -24,6 +24,21 @@
 #include <linux/uuid.h>
 #include "unionfs.h"
 
+/* Read or write exactly @len bytes of an ODF file at @pos. */
+int unionfs_odf_read(struct file *f, void *buf, size_t len, loff_t pos)
+{
+	ssize_t n = kernel_read(f, buf, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EUCLEAN;
+}
+
+int unionfs_odf_write(struct file *f, const void *buf, size_t len, loff_t pos)
+{
+	ssize_t n = kernel_write(f, buf, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EIO;
+}
+
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset)
 {
 	static const __le32 zero;
@@ -307,16 +322,6 @@ static int unionfs_odf_open_dir(struct fs_context *fc,
 	return 0;
 }
 
-static ssize_t unionfs_odf_write_at(struct file *file, const void *buf,
-				    size_t len, loff_t pos)
-{
-	ssize_t n = kernel_write(file, buf, len, &pos);
-
-	if (n >= 0 && n != len)
-		n = -EIO;
-	return n < 0 ? n : 0;
-}
-
 /*
  * Write the header (and its backup when a non-volatile field changed) and
  * commit it, so it is on disk before any ODF or branch write that follows.
@@ -330,9 +335,9 @@ static int unionfs_odf_write_super(struct unionfs_sb_info *sbi, bool backup)
 	s->s_crc = 0;
 	s->s_crc = cpu_to_le32(unionfs_odf_crc(s, sizeof(*s),
 					       offsetof(struct odf_super, s_crc)));
-	err = unionfs_odf_write_at(sbi->super_file, s, sizeof(*s), 0);
+	err = unionfs_odf_write(sbi->super_file, s, sizeof(*s), 0);
 	if (!err && backup)
-		err = unionfs_odf_write_at(sbi->super_file, s, sizeof(*s),
+		err = unionfs_odf_write(sbi->super_file, s, sizeof(*s),
 					   ODF_SB_BACKUP_OFFSET);
 	if (!err)
 		err = vfs_fsync(sbi->super_file, 0);
@@ -392,7 +397,7 @@ static int unionfs_odf_record_branches(struct unionfs_sb_info *sbi,
 		}
 		unionfs_odf_fill_slot(sbi, br, i, &table[br->slot]);
 	}
-	err = unionfs_odf_write_at(sbi->super_file, table,
+	err = unionfs_odf_write(sbi->super_file, table,
 				   ODF_BRANCH_SLOTS * sizeof(*table),
 				   ODF_BRANCH_OFFSET);
 	if (err)

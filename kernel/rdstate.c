@@ -92,21 +92,6 @@ static void unionfs_rd_fname(char *buf, u64 ino, bool tmp)
 	snprintf(buf, RD_NAME_MAX, "%016llx%s", ino, tmp ? ODF_TMP_SUFFIX : "");
 }
 
-static int unionfs_rd_read(struct file *f, void *buf, size_t len, loff_t pos)
-{
-	ssize_t n = kernel_read(f, buf, len, &pos);
-
-	return n == len ? 0 : n < 0 ? n : -EUCLEAN;
-}
-
-static int unionfs_rd_write(struct file *f, const void *buf, size_t len,
-			    loff_t pos)
-{
-	ssize_t n = kernel_write(f, buf, len, &pos);
-
-	return n == len ? 0 : n < 0 ? n : -EIO;
-}
-
 static unionfs_idmap_t *unionfs_rd_idmap(struct unionfs_sb_info *sbi)
 {
 	return unionfs_mnt_idmap(sbi->readdir.mnt);
@@ -293,7 +278,7 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 	u32 nb, next, ns;
 	int err;
 
-	err = unionfs_rd_read(io->f, h, RD_BLK, 0);
+	err = unionfs_odf_read(io->f, h, RD_BLK, 0);
 	if (err)
 		return err;
 	nb = le32_to_cpu(h->rh_index_buckets);
@@ -413,7 +398,7 @@ static int unionfs_rd_write_header(struct unionfs_rdio *io,
 	h->rh_nstamps = cpu_to_le16(n);
 	h->rh_next_slot = cpu_to_le32(io->next);
 	unionfs_rd_csum_header(h);
-	return unionfs_rd_write(io->f, h, RD_BLK, 0);
+	return unionfs_odf_write(io->f, h, RD_BLK, 0);
 }
 
 /*
@@ -503,7 +488,7 @@ static int unionfs_rd_read_ent(struct unionfs_rdio *io, u32 slot)
 		memcpy(io->ebuf, io->rbuf + (slot % RD_SPB) * RD_SLOT,
 		       avail * RD_SLOT);
 	else {
-		err = unionfs_rd_read(io->f, io->ebuf, avail * RD_SLOT,
+		err = unionfs_odf_read(io->f, io->ebuf, avail * RD_SLOT,
 				      unionfs_rd_slot_pos(io, slot));
 		if (err)
 			return err;
@@ -520,7 +505,7 @@ static int unionfs_rd_write_slots(struct unionfs_rdio *io, u32 slot,
 		memcpy(io->rbuf + (slot % RD_SPB) * RD_SLOT, p, n * RD_SLOT);
 		return 0;
 	}
-	return unionfs_rd_write(io->f, p, n * RD_SLOT,
+	return unionfs_odf_write(io->f, p, n * RD_SLOT,
 				unionfs_rd_slot_pos(io, slot));
 }
 
@@ -540,7 +525,7 @@ static int unionfs_rd_find(struct unionfs_rdio *io, const char *name, int len,
 
 	*bucket = io->nb;
 	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
-		err = unionfs_rd_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		err = unionfs_odf_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
 		if (err)
 			return err;
 		cur = b;
@@ -583,7 +568,7 @@ static int unionfs_rd_find(struct unionfs_rdio *io, const char *name, int len,
 	}
 absent:
 	if (*bucket != io->nb && *bucket != cur) {
-		err = unionfs_rd_read(io->f, bk, RD_BLK,
+		err = unionfs_odf_read(io->f, bk, RD_BLK,
 				      unionfs_rd_bucket_pos(*bucket));
 		if (err)
 			return err;
@@ -604,7 +589,7 @@ static int unionfs_rd_set_index(struct unionfs_rdio *io, u32 b, unsigned int idx
 	bk->ib_ent[idx].ie_slot = cpu_to_le32(slot_plus1);
 	le16_add_cpu(&bk->ib_count, (int)used - (int)was_used);
 	unionfs_rd_csum_bucket(bk);
-	return unionfs_rd_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+	return unionfs_odf_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
 }
 
 /* ------------------------------------------------------------------ */
@@ -646,7 +631,7 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 				return -ENOMEM;
 			for (i = 0; i < pad; i++)
 				padbuf[i * RD_SLOT] = ODF_RS_PAD;
-			err = unionfs_rd_write(io->f, padbuf, pad * RD_SLOT,
+			err = unionfs_odf_write(io->f, padbuf, pad * RD_SLOT,
 					       unionfs_rd_slot_pos(io, s));
 			kfree(padbuf);
 			if (err)
@@ -658,7 +643,7 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 		return -EOVERFLOW;
 	if (io->cur_valid) {
 		if (s / RD_SPB != io->cur_blk) {
-			err = unionfs_rd_write(io->f, io->rbuf, RD_BLK,
+			err = unionfs_odf_write(io->f, io->rbuf, RD_BLK,
 				io->rec_pos + (loff_t)io->cur_blk * RD_BLK);
 			if (err)
 				return err;
@@ -669,12 +654,12 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 	} else if (s % RD_SPB == 0) {
 		memset(io->rbuf, 0, RD_BLK);
 		memcpy(io->rbuf, p, n * RD_SLOT);
-		err = unionfs_rd_write(io->f, io->rbuf, RD_BLK,
+		err = unionfs_odf_write(io->f, io->rbuf, RD_BLK,
 				       unionfs_rd_slot_pos(io, s));
 		if (err)
 			return err;
 	} else {
-		err = unionfs_rd_write(io->f, p, n * RD_SLOT,
+		err = unionfs_odf_write(io->f, p, n * RD_SLOT,
 				       unionfs_rd_slot_pos(io, s));
 		if (err)
 			return err;
@@ -734,7 +719,7 @@ static void unionfs_rd_punch(struct unionfs_rdio *io, u32 slot)
 	loff_t pos = io->rec_pos + (loff_t)blk * RD_BLK;
 
 	if ((u64)(blk + 1) * RD_SPB >= io->next ||
-	    unionfs_rd_read(io->f, io->rbuf, RD_BLK, pos))
+	    unionfs_odf_read(io->f, io->rbuf, RD_BLK, pos))
 		return;
 	for (i = 0; i < RD_SPB; i++) {
 		const struct odf_rd_ent *h = io->rbuf + i * RD_SLOT;
@@ -796,7 +781,7 @@ static int unionfs_rdb_index_add(struct unionfs_rdio *io, u32 hash, u32 slot,
 
 	if (b == io->nb)
 		return -ENOSPC;		/* sized from a count: cannot happen */
-	return unionfs_rd_write(io->f, &ie, sizeof(ie),
+	return unionfs_odf_write(io->f, &ie, sizeof(ie),
 				unionfs_rd_bucket_pos(b) +
 				offsetof(struct odf_rdix_bucket, ib_ent) +
 				idx * sizeof(ie));
@@ -937,7 +922,7 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 		u8 *p = n->rbuf;
 		u32 end = min_t(u32, RD_SPB, o->next - blk * RD_SPB);
 
-		err = unionfs_rd_read(o->f, p, RD_BLK,
+		err = unionfs_odf_read(o->f, p, RD_BLK,
 				      o->rec_pos + (loff_t)blk * RD_BLK);
 		if (err)
 			return err;
@@ -966,7 +951,7 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 			/* A punched (all free) block is not written. */
 			if (!memchr_inv(p, 0, RD_BLK))
 				continue;
-			err = unionfs_rd_write(n->f, p, RD_BLK,
+			err = unionfs_odf_write(n->f, p, RD_BLK,
 					       n->rec_pos + (loff_t)blk * RD_BLK);
 			if (err)
 				return err;
@@ -987,7 +972,7 @@ static int unionfs_rdb_seal_index(struct unionfs_rdio *io)
 	int err;
 
 	for (b = 0; b < io->nb; b++) {
-		err = unionfs_rd_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		err = unionfs_odf_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
 		if (err)
 			return err;
 		for (k = 0, used = 0; k < ODF_RDIX_ENTRIES; k++)
@@ -995,7 +980,7 @@ static int unionfs_rdb_seal_index(struct unionfs_rdio *io)
 				used++;
 		bk->ib_count = cpu_to_le16(used);
 		unionfs_rd_csum_bucket(bk);
-		err = unionfs_rd_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		err = unionfs_odf_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
 		if (err)
 			return err;
 		cond_resched();
@@ -1076,7 +1061,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	err = unionfs_dir_stream(dentry, unionfs_rdb_name, &rb);
 	/* The last block, unless it is empty. */
 	if (!err && n->next > n->cur_blk * RD_SPB)
-		err = unionfs_rd_write(f, n->rbuf, RD_BLK,
+		err = unionfs_odf_write(f, n->rbuf, RD_BLK,
 				n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
 	n->cur_valid = false;
 	if (!err)
@@ -1100,7 +1085,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	h->rh_tombstones = cpu_to_le32(rb.tomb);
 	h->rh_hash_seed = cpu_to_le32(n->seed);
 	unionfs_rd_csum_header(h);
-	err = unionfs_rd_write(f, h, RD_BLK, 0);
+	err = unionfs_odf_write(f, h, RD_BLK, 0);
 	if (!err)
 		err = unionfs_rd_install(sbi, ino);
 out:
@@ -1320,7 +1305,7 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
 		u32 end = min_t(u32, RD_SPB, io->next - blk * RD_SPB);
 
-		err = unionfs_rd_read(io->f, io->rbuf, RD_BLK,
+		err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
 				      io->rec_pos + (loff_t)blk * RD_BLK);
 		if (err)
 			return err;

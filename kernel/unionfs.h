@@ -225,6 +225,8 @@ void unionfs_odf_stop(struct unionfs_sb_info *sbi);
 void unionfs_odf_close(struct unionfs_sb_info *sbi);
 void unionfs_odf_error(struct super_block *sb, const char *what, int err);
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
+int unionfs_odf_read(struct file *f, void *buf, size_t len, loff_t pos);
+int unionfs_odf_write(struct file *f, const void *buf, size_t len, loff_t pos);
 int unionfs_odf_fsync_dir(const struct path *dir);
 int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino);
 void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino);
