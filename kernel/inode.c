@@ -157,6 +157,30 @@ static int unionfs_inode_set(struct inode *inode, void *data)
 	return UNIONFS_I(inode)->lower ? 0 : -ESTALE;
 }
 
+/*
+ * A union can be a branch of another: the outer one takes its inodes'
+ * locks and then the inner one's, of the same filesystem type.  Each
+ * stacking depth gets its own lockdep classes, so that is not taken
+ * for recursion (as overlayfs does).
+ */
+static void unionfs_lockdep_annotate(struct inode *inode)
+{
+#ifdef CONFIG_LOCKDEP
+	static struct lock_class_key rwsem_key[FILESYSTEM_MAX_STACK_DEPTH];
+	static struct lock_class_key dir_rwsem_key[FILESYSTEM_MAX_STACK_DEPTH];
+	static struct lock_class_key lock_key[FILESYSTEM_MAX_STACK_DEPTH];
+	int depth = inode->i_sb->s_stack_depth - 1;
+
+	if (depth < 0 || depth >= FILESYSTEM_MAX_STACK_DEPTH)
+		depth = 0;
+	if (S_ISDIR(inode->i_mode))
+		lockdep_set_class(&inode->i_rwsem, &dir_rwsem_key[depth]);
+	else
+		lockdep_set_class(&inode->i_rwsem, &rwsem_key[depth]);
+	lockdep_set_class(&inode->i_lock, &lock_key[depth]);
+#endif
+}
+
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 			   unsigned int bindex)
 {
@@ -191,6 +215,7 @@ struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 		init_special_inode(inode, lower->i_mode, lower->i_rdev);
 		break;
 	}
+	unionfs_lockdep_annotate(inode);
 	unlock_new_inode(inode);
 	return inode;
 }
