@@ -112,7 +112,7 @@ int unionfs_imap_open(struct unionfs_sb_info *sbi)
 		}
 		sbi->imap[m] = f;
 		err = unionfs_odf_read(f, &sbi->imap_hdr[m],
-					sizeof(sbi->imap_hdr[m]), 0);
+				       sizeof(sbi->imap_hdr[m]), 0);
 		if (!err)
 			err = unionfs_imap_check_header(&sbi->imap_hdr[m], m + 1,
 							i_size_read(file_inode(f)));
@@ -168,7 +168,7 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 		bool has_empty = false;
 
 		err = unionfs_odf_read(sbi->imap[m], sbi->imap_buf,
-					ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
+				       ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
 		if (err)
 			return err;
 		for (s = 0; s < ODF_MAP_RECS_PER_BUCKET; s++) {
@@ -227,7 +227,7 @@ static int unionfs_imap_place(struct file *f, void *buf, u32 nb, u32 seed,
 
 	for (i = 0; i < nb; i++, b = (b + 1) & (nb - 1)) {
 		err = unionfs_odf_read(f, buf, ODF_BLOCK_SIZE,
-					unionfs_bucket_pos(b));
+				       unionfs_bucket_pos(b));
 		if (err)
 			return err;
 		for (s = 0; s < ODF_MAP_RECS_PER_BUCKET; s++) {
@@ -295,7 +295,7 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 	h.mh_ndeleted = 0;
 	for (b = 0; !err && b < oldnb; b++) {
 		err = unionfs_odf_read(sbi->imap[m], obuf, ODF_BLOCK_SIZE,
-					unionfs_bucket_pos(b));
+				       unionfs_bucket_pos(b));
 		for (s = 0; !err && s < ODF_MAP_RECS_PER_BUCKET; s++) {
 			struct odf_map_rec *r = obuf + s * ODF_MAP_REC_SIZE;
 
@@ -575,7 +575,7 @@ int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
 	nb = le32_to_cpu(sbi->imap_hdr[1].mh_nbuckets);
 	for (b = 0; b < nb && !err; b++) {
 		err = unionfs_odf_read(sbi->imap[1], sbi->imap_buf,
-					ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
+				       ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
 		for (i = 0; !err && i < ODF_MAP_RECS_PER_BUCKET; i++) {
 			struct odf_map_rec *r = sbi->imap_buf + i * ODF_MAP_REC_SIZE;
 			u64 u = le64_to_cpu(r->mr_union_ino);

@@ -338,7 +338,7 @@ static int unionfs_odf_write_super(struct unionfs_sb_info *sbi, bool backup)
 	err = unionfs_odf_write(sbi->super_file, s, sizeof(*s), 0);
 	if (!err && backup)
 		err = unionfs_odf_write(sbi->super_file, s, sizeof(*s),
-					   ODF_SB_BACKUP_OFFSET);
+					ODF_SB_BACKUP_OFFSET);
 	if (!err)
 		err = vfs_fsync(sbi->super_file, 0);
 	return err;
@@ -398,7 +398,7 @@ static int unionfs_odf_record_branches(struct unionfs_sb_info *sbi,
 		unionfs_odf_fill_slot(sbi, br, i, &table[br->slot]);
 	}
 	err = unionfs_odf_write(sbi->super_file, table,
-				   ODF_BRANCH_SLOTS * sizeof(*table),
+				ODF_BRANCH_SLOTS * sizeof(*table),
 				   ODF_BRANCH_OFFSET);
 	if (err)
 		return err;

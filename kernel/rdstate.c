@@ -43,7 +43,7 @@
 #define RD_SPB		ODF_RD_SLOTS_PER_BLOCK
 #define RD_SLOT		ODF_RD_SLOT_SIZE
 #define RD_MAX_SLOTS	(ODF_RD_OFF_MAX - ODF_RD_OFF_FIRST)
-#define RD_MAX_BUCKETS	(1U << 20)
+#define RD_MAX_BUCKETS	BIT(20)
 #define RD_NAME_MAX	(ODF_RD_NAME_LEN + sizeof(ODF_TMP_SUFFIX))
 
 struct unionfs_rdstate {
@@ -258,16 +258,31 @@ static loff_t unionfs_rd_bucket_pos(u32 b)
 	return (loff_t)(1 + b) * RD_BLK;
 }
 
+/* The checksums of section 7: header block, bucket, an entry's slots. */
+static u32 unionfs_rd_hdr_crc(const void *blk)
+{
+	return unionfs_odf_crc(blk, RD_BLK, offsetof(struct odf_rd_header, rh_crc));
+}
+
+static u32 unionfs_rd_bucket_crc(const void *blk)
+{
+	return unionfs_odf_crc(blk, RD_BLK, offsetof(struct odf_rdix_bucket, ib_crc));
+}
+
+static u32 unionfs_rd_ent_crc(const void *p, unsigned int nslots)
+{
+	return unionfs_odf_crc(p, nslots * RD_SLOT,
+			       offsetof(struct odf_rd_ent, re_crc));
+}
+
 static void unionfs_rd_csum_header(struct odf_rd_header *h)
 {
-	h->rh_crc = cpu_to_le32(unionfs_odf_crc(h, RD_BLK,
-				offsetof(struct odf_rd_header, rh_crc)));
+	h->rh_crc = cpu_to_le32(unionfs_rd_hdr_crc(h));
 }
 
 static void unionfs_rd_csum_bucket(struct odf_rdix_bucket *b)
 {
-	b->ib_crc = cpu_to_le32(unionfs_odf_crc(b, RD_BLK,
-				offsetof(struct odf_rdix_bucket, ib_crc)));
+	b->ib_crc = cpu_to_le32(unionfs_rd_bucket_crc(b));
 }
 
 /* Read and check the header (section 7.2), everything but the stamps. */
@@ -285,8 +300,7 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 	next = le32_to_cpu(h->rh_next_slot);
 	ns = le16_to_cpu(h->rh_nstamps);
 	if (le32_to_cpu(h->rh_magic) != ODF_RD_MAGIC ||
-	    le32_to_cpu(h->rh_crc) != unionfs_odf_crc(h, RD_BLK,
-				offsetof(struct odf_rd_header, rh_crc)) ||
+	    le32_to_cpu(h->rh_crc) != unionfs_rd_hdr_crc(h) ||
 	    le16_to_cpu(h->rh_version) != ODF_FORMAT_VERSION ||
 	    le32_to_cpu(h->rh_flags) != ODF_RD_COMPLETE ||
 	    le64_to_cpu(h->rh_dir_ino) != dir_ino ||
@@ -414,8 +428,7 @@ static int unionfs_rd_decode(const u8 *p, unsigned int avail,
 	if (h->re_kind != ODF_RS_HEAD || !n || n > avail || !len ||
 	    unionfs_rd_nslots(len) != n || (h->re_flags & ~ODF_RE_TOMBSTONE) ||
 	    h->re_dtype > 14 ||
-	    le32_to_cpu(h->re_crc) != unionfs_odf_crc(p, n * RD_SLOT,
-				offsetof(struct odf_rd_ent, re_crc)))
+	    le32_to_cpu(h->re_crc) != unionfs_rd_ent_crc(p, n))
 		return -EUCLEAN;
 	memcpy(e->name, h->re_name, min_t(unsigned int, len, ODF_RD_HEAD_NAME));
 	for (k = 1, off = ODF_RD_HEAD_NAME; k < n; k++, off += ODF_RD_CONT_NAME) {
@@ -460,8 +473,7 @@ static unsigned int unionfs_rd_encode(u8 *p, const char *name, int len,
 		memcpy(p + k * RD_SLOT + 1, name + off,
 		       min_t(int, len - off, ODF_RD_CONT_NAME));
 	}
-	h->re_crc = cpu_to_le32(unionfs_odf_crc(p, n * RD_SLOT,
-				offsetof(struct odf_rd_ent, re_crc)));
+	h->re_crc = cpu_to_le32(unionfs_rd_ent_crc(p, n));
 	return n;
 }
 
@@ -470,8 +482,7 @@ static void unionfs_rd_reseal(u8 *p, unsigned int n)
 {
 	struct odf_rd_ent *h = (void *)p;
 
-	h->re_crc = cpu_to_le32(unionfs_odf_crc(p, n * RD_SLOT,
-				offsetof(struct odf_rd_ent, re_crc)));
+	h->re_crc = cpu_to_le32(unionfs_rd_ent_crc(p, n));
 }
 
 /* The slots of the entry with its head at @slot, into io->ebuf. */
@@ -484,12 +495,12 @@ static int unionfs_rd_read_ent(struct unionfs_rdio *io, u32 slot)
 	if (slot >= io->next)
 		return -EUCLEAN;
 	avail = min_t(u32, avail, io->next - slot);
-	if (io->cur_valid && slot / RD_SPB == io->cur_blk)
+	if (io->cur_valid && slot / RD_SPB == io->cur_blk) {
 		memcpy(io->ebuf, io->rbuf + (slot % RD_SPB) * RD_SLOT,
 		       avail * RD_SLOT);
-	else {
+	} else {
 		err = unionfs_odf_read(io->f, io->ebuf, avail * RD_SLOT,
-				      unionfs_rd_slot_pos(io, slot));
+				       unionfs_rd_slot_pos(io, slot));
 		if (err)
 			return err;
 	}
@@ -506,7 +517,7 @@ static int unionfs_rd_write_slots(struct unionfs_rdio *io, u32 slot,
 		return 0;
 	}
 	return unionfs_odf_write(io->f, p, n * RD_SLOT,
-				unionfs_rd_slot_pos(io, slot));
+				 unionfs_rd_slot_pos(io, slot));
 }
 
 /*
@@ -529,8 +540,7 @@ static int unionfs_rd_find(struct unionfs_rdio *io, const char *name, int len,
 		if (err)
 			return err;
 		cur = b;
-		if (le32_to_cpu(bk->ib_crc) != unionfs_odf_crc(bk, RD_BLK,
-					offsetof(struct odf_rdix_bucket, ib_crc)))
+		if (le32_to_cpu(bk->ib_crc) != unionfs_rd_bucket_crc(bk))
 			return -EUCLEAN;
 		for (k = 0; k < ODF_RDIX_ENTRIES; k++) {
 			u32 v = le32_to_cpu(bk->ib_ent[k].ie_slot);
@@ -569,7 +579,7 @@ static int unionfs_rd_find(struct unionfs_rdio *io, const char *name, int len,
 absent:
 	if (*bucket != io->nb && *bucket != cur) {
 		err = unionfs_odf_read(io->f, bk, RD_BLK,
-				      unionfs_rd_bucket_pos(*bucket));
+				       unionfs_rd_bucket_pos(*bucket));
 		if (err)
 			return err;
 	}
@@ -632,7 +642,7 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 			for (i = 0; i < pad; i++)
 				padbuf[i * RD_SLOT] = ODF_RS_PAD;
 			err = unionfs_odf_write(io->f, padbuf, pad * RD_SLOT,
-					       unionfs_rd_slot_pos(io, s));
+						unionfs_rd_slot_pos(io, s));
 			kfree(padbuf);
 			if (err)
 				return err;
@@ -644,7 +654,7 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 	if (io->cur_valid) {
 		if (s / RD_SPB != io->cur_blk) {
 			err = unionfs_odf_write(io->f, io->rbuf, RD_BLK,
-				io->rec_pos + (loff_t)io->cur_blk * RD_BLK);
+						io->rec_pos + (loff_t)io->cur_blk * RD_BLK);
 			if (err)
 				return err;
 			memset(io->rbuf, 0, RD_BLK);
@@ -655,12 +665,12 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 		memset(io->rbuf, 0, RD_BLK);
 		memcpy(io->rbuf, p, n * RD_SLOT);
 		err = unionfs_odf_write(io->f, io->rbuf, RD_BLK,
-				       unionfs_rd_slot_pos(io, s));
+					unionfs_rd_slot_pos(io, s));
 		if (err)
 			return err;
 	} else {
 		err = unionfs_odf_write(io->f, p, n * RD_SLOT,
-				       unionfs_rd_slot_pos(io, s));
+					unionfs_rd_slot_pos(io, s));
 		if (err)
 			return err;
 	}
@@ -782,7 +792,7 @@ static int unionfs_rdb_index_add(struct unionfs_rdio *io, u32 hash, u32 slot,
 	if (b == io->nb)
 		return -ENOSPC;		/* sized from a count: cannot happen */
 	return unionfs_odf_write(io->f, &ie, sizeof(ie),
-				unionfs_rd_bucket_pos(b) +
+				 unionfs_rd_bucket_pos(b) +
 				offsetof(struct odf_rdix_bucket, ib_ent) +
 				idx * sizeof(ie));
 }
@@ -923,7 +933,7 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 		u32 end = min_t(u32, RD_SPB, o->next - blk * RD_SPB);
 
 		err = unionfs_odf_read(o->f, p, RD_BLK,
-				      o->rec_pos + (loff_t)blk * RD_BLK);
+				       o->rec_pos + (loff_t)blk * RD_BLK);
 		if (err)
 			return err;
 		/* Slots past the end are free (a crash may have left some). */
@@ -952,7 +962,7 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 			if (!memchr_inv(p, 0, RD_BLK))
 				continue;
 			err = unionfs_odf_write(n->f, p, RD_BLK,
-					       n->rec_pos + (loff_t)blk * RD_BLK);
+						n->rec_pos + (loff_t)blk * RD_BLK);
 			if (err)
 				return err;
 		} else {
@@ -1026,9 +1036,10 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	err = -ENOMEM;
-	n = rb.n = unionfs_rdio_alloc(f);
+	n = unionfs_rdio_alloc(f);
 	if (!n)
 		goto out_put;
+	rb.n = n;
 	h = n->h;
 	memset(h, 0, RD_BLK);
 	/* Stamps before the listing is read: a change after them shows. */
@@ -1062,7 +1073,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	/* The last block, unless it is empty. */
 	if (!err && n->next > n->cur_blk * RD_SPB)
 		err = unionfs_odf_write(f, n->rbuf, RD_BLK,
-				n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
+					n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
 	n->cur_valid = false;
 	if (!err)
 		err = unionfs_rdb_seal_index(n);
@@ -1306,7 +1317,7 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 		u32 end = min_t(u32, RD_SPB, io->next - blk * RD_SPB);
 
 		err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
-				      io->rec_pos + (loff_t)blk * RD_BLK);
+				       io->rec_pos + (loff_t)blk * RD_BLK);
 		if (err)
 			return err;
 		while (i < end) {

@@ -147,7 +147,7 @@ bool unionfs_dir_is_merged(const struct dentry *dentry)
  * cannot rule out is looked up.  Memory is fixed, whatever the number of
  * names or whiteouts.
  */
-#define UNIONFS_WO_BITS		(1U << 15)
+#define UNIONFS_WO_BITS		BIT(15)
 
 struct unionfs_wofilter {
 	struct dir_context ctx;

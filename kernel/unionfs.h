@@ -237,6 +237,7 @@ struct unionfs_ns_node {
 	unsigned int flags;	/* ODF_NODE_*; 0 = no node */
 	char *redirect;		/* REDIRECT: the union path (kmalloc) */
 };
+
 int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node);
 int unionfs_ns_read_node(struct unionfs_sb_info *sbi, struct dentry *d,
 			 struct unionfs_ns_node *node);
@@ -355,6 +356,7 @@ struct unionfs_rd_txn {
 	struct dentry *dir;
 	bool stale;	/* not fresh before the change: left to reconcile */
 };
+
 void unionfs_rd_begin(struct unionfs_rd_txn *t, struct dentry *dir,
 		      int subclass);
 void unionfs_rd_add(struct unionfs_rd_txn *t, const struct qstr *name,
