@@ -250,13 +250,11 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 	struct odf_map_header h = sbi->imap_hdr[m];
 	const char *name = unionfs_imap_names[m];
 	struct dentry *dir = sbi->imap_dir.dentry;
-	struct inode *dinode = d_inode(dir);
-	unionfs_idmap_t *idmap = unionfs_mnt_idmap(sbi->imap_dir.mnt);
+	struct vfsmount *mnt = sbi->imap_dir.mnt;
 	u64 used = le64_to_cpu(h.mh_nrecords);
 	u32 oldnb = le32_to_cpu(h.mh_nbuckets), nb = oldnb, b, s;
 	char tmpname[32];
 	struct dentry *tmp, *target;
-	struct renamedata rd = {};
 	struct file *nf;
 	struct path p;
 	void *obuf;
@@ -269,14 +267,16 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 		nb <<= 1;
 	snprintf(tmpname, sizeof(tmpname), "%s%s", name, ODF_TMP_SUFFIX);
 
-	inode_lock_nested(dinode, I_MUTEX_PARENT);
+	err = unionfs_lock_parent(mnt, dir);
+	if (err)
+		return err;
 	tmp = lookup_one_len(tmpname, dir, strlen(tmpname));
 	err = PTR_ERR_OR_ZERO(tmp);
 	if (!err && d_is_positive(tmp))
-		err = vfs_unlink(idmap, dinode, tmp, NULL);
+		err = unionfs_do_remove(mnt, dir, tmp);
 	if (!err && d_is_negative(tmp))
-		err = vfs_create(idmap, dinode, tmp, S_IFREG | 0600, true);
-	inode_unlock(dinode);
+		err = unionfs_do_create(mnt, dir, tmp, S_IFREG | 0600);
+	unionfs_unlock_parent(mnt, dir);
 	if (err) {
 		if (!IS_ERR(tmp))
 			dput(tmp);
@@ -314,20 +314,16 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 		goto out;
 
 	/* The rename commits the new map in one step. */
-	inode_lock_nested(dinode, I_MUTEX_PARENT);
+	err = unionfs_lock_parent(mnt, dir);
+	if (err)
+		goto out;
 	target = lookup_one_len(name, dir, strlen(name));
 	err = PTR_ERR_OR_ZERO(target);
 	if (!err) {
-		rd.old_mnt_userns = idmap;
-		rd.old_dir = dinode;
-		rd.old_dentry = tmp;
-		rd.new_mnt_userns = idmap;
-		rd.new_dir = dinode;
-		rd.new_dentry = target;
-		err = vfs_rename(&rd);
+		err = unionfs_do_rename(mnt, dir, tmp, dir, target, 0);
 		dput(target);
 	}
-	inode_unlock(dinode);
+	unionfs_unlock_parent(mnt, dir);
 	if (err)
 		goto out;
 	fput(sbi->imap[m]);
@@ -617,6 +613,7 @@ struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 	struct dentry *alias = NULL;
 	struct odf_map_rec *rec;
 	struct inode *inode;
+	unsigned int hb;
 	u64 b;
 	int err;
 
@@ -644,9 +641,16 @@ struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 	if (err || !(le32_to_cpu(rec->mr_flags) & ODF_MREC_HAVE_HANDLE) ||
 	    le64_to_cpu(rec->mr_tgt_ino) != b)
 		goto out;
+	/* The ODF is input: a handle longer than its field is damage. */
+	hb = le16_to_cpu(rec->mr_handle_bytes);
+	if (!hb || hb > ODF_HANDLE_MAX || hb % 4) {
+		unionfs_odf_error(sb, "a REVERSE record has a bad handle length",
+				  -EUCLEAN);
+		goto out;
+	}
 	alias = exportfs_decode_fh(unionfs_upper_mnt(sb),
 				   (struct fid *)rec->mr_handle,
-				   le16_to_cpu(rec->mr_handle_bytes) / 4,
+				   hb / 4,
 				   le32_to_cpu(rec->mr_handle_type),
 				   unionfs_accept_any, NULL);
 	if (IS_ERR_OR_NULL(alias)) {
