@@ -699,10 +699,44 @@ static loff_t unionfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	return offset;
 }
 
+/*
+ * fsync(2) of a directory: what a program expects after creating or
+ * renaming in it is that the names are durable.  They are the upper
+ * directory's entries and the ODF nodes of the names (whiteouts, opaque
+ * and redirect records), so both are synced.
+ */
+static int unionfs_dir_fsync(struct file *file, loff_t start, loff_t end,
+			     int datasync)
+{
+	struct dentry *dentry = file_dentry(file);
+	struct super_block *sb = dentry->d_sb;
+	const struct cred *old_cred;
+	struct dentry *upper;
+	struct path p;
+	int err = 0;
+
+	if (!UNIONFS_SB(sb)->has_upper)
+		return 0;	/* a read-only union changes nothing */
+	old_cred = unionfs_override_creds(sb);
+	upper = unionfs_upper(dentry);
+	if (upper) {
+		p.mnt = unionfs_upper_mnt(sb);
+		p.dentry = upper;
+		err = unionfs_odf_fsync_dir(&p);
+	}
+	if (!err && !unionfs_ns_lookup_dir(dentry, &p)) {
+		err = unionfs_odf_fsync_dir(&p);
+		path_put(&p);
+	}
+	revert_creds(old_cred);
+	return err;
+}
+
 const struct file_operations unionfs_dir_fops = {
 	.open		= unionfs_dir_open,
 	.release	= unionfs_dir_release,
 	.iterate_shared	= unionfs_iterate,
 	.llseek		= unionfs_dir_llseek,
 	.read		= generic_read_dir,
+	.fsync		= unionfs_dir_fsync,
 };
