@@ -56,7 +56,7 @@ static int unionfs_copy_data(struct file *in, struct file *out, loff_t size)
 			if (fatal_signal_pending(current))
 				return -EINTR;
 			opos = pos;
-			n = do_splice_direct(in, &pos, out, &opos, len, 0);
+			n = unionfs_do_splice(in, &pos, out, &opos, len);
 			if (n < 0)
 				return n;
 			if (n == 0)
@@ -72,7 +72,6 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 			       struct dentry *upper)
 {
 	unionfs_idmap_t *lidmap = unionfs_mnt_idmap(lower->mnt);
-	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
 	ssize_t list_size, size;
 	char *names, *name, *value = NULL;
 	size_t vsize = 0;
@@ -112,7 +111,8 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 			err = size;
 			break;
 		}
-		err = vfs_setxattr(uidmap, upper, name, value, size, 0);
+		err = unionfs_do_setxattr(unionfs_upper_mnt(sb), upper, name,
+					  value, size, 0);
 		if (err == -EOPNOTSUPP) {
 			pr_warn_ratelimited("copy-up: branch '%s' does not support the extended attribute '%s'; not copied\n",
 					    unionfs_branch(sb, 0)->name, name);
@@ -129,7 +129,7 @@ out:
 static int unionfs_copy_attrs(struct super_block *sb, struct dentry *upper,
 			      const struct kstat *st)
 {
-	unionfs_idmap_t *idmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
+	struct vfsmount *mnt = unionfs_upper_mnt(sb);
 	struct iattr attr = {
 		.ia_valid = ATTR_UID | ATTR_GID,
 		.ia_uid = st->uid,
@@ -137,48 +137,46 @@ static int unionfs_copy_attrs(struct super_block *sb, struct dentry *upper,
 	};
 	int err;
 
-	inode_lock(d_inode(upper));
-	err = notify_change(idmap, upper, &attr, NULL);
+	err = unionfs_do_setattr(mnt, upper, &attr);
 	if (!err && !S_ISLNK(st->mode)) {
 		attr.ia_valid = ATTR_MODE;
 		attr.ia_mode = st->mode;
-		err = notify_change(idmap, upper, &attr, NULL);
+		err = unionfs_do_setattr(mnt, upper, &attr);
 	}
 	if (!err) {
 		attr.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
 				ATTR_MTIME_SET;
 		attr.ia_atime = st->atime;
 		attr.ia_mtime = st->mtime;
-		err = notify_change(idmap, upper, &attr, NULL);
+		err = unionfs_do_setattr(mnt, upper, &attr);
 	}
-	inode_unlock(d_inode(upper));
 	return err;
 }
 
-/* A regular file: O_TMPFILE, data, xattrs, attributes, maps, link. */
+/*
+ * A regular file: O_TMPFILE, data, xattrs, attributes, maps, link.  Only
+ * the link changes the parent's listing: its readdir state is locked for
+ * that step alone, never across the data copy.
+ */
 static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 			       unsigned int lbindex, const struct kstat *st,
 			       const struct path *uparent, struct dentry *ud,
-			       bool data)
+			       bool data, struct dentry *parent)
 {
 	struct super_block *sb = dentry->d_sb;
-	unionfs_idmap_t *idmap = unionfs_mnt_idmap(uparent->mnt);
-	struct inode *udir = d_inode(uparent->dentry);
 	struct file *in, *tmp;
 	struct dentry *td;
 	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = st->size };
+	struct unionfs_rd_txn rdt;
 	int err;
 
-	tmp = vfs_tmpfile_open(idmap, uparent, S_IFREG | 0600,
-			       O_LARGEFILE | O_WRONLY, current_cred());
+	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600);
 	if (IS_ERR(tmp))
 		return PTR_ERR(tmp);
 	td = tmp->f_path.dentry;
 	err = 0;
 	if (data && st->size) {
-		inode_lock(d_inode(td));
-		err = notify_change(idmap, td, &attr, NULL);
-		inode_unlock(d_inode(td));
+		err = unionfs_do_setattr(uparent->mnt, td, &attr);
 		in = err ? NULL : dentry_open(lower, O_RDONLY | O_LARGEFILE,
 					      current_cred());
 		if (IS_ERR(in))
@@ -199,9 +197,15 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 					       lbindex, d_inode(lower->dentry),
 					       td, st->nlink - 1);
 	if (!err) {
-		inode_lock_nested(udir, I_MUTEX_PARENT);
-		err = vfs_link(td, idmap, udir, ud, NULL);
-		inode_unlock(udir);
+		/* The parent's listing stays; its upper directory changes. */
+		unionfs_rd_begin(&rdt, parent, 0);
+		err = unionfs_lock_parent(uparent->mnt, uparent->dentry);
+		if (!err) {
+			err = unionfs_do_link(uparent->mnt, td, uparent->dentry,
+					      ud);
+			unionfs_unlock_parent(uparent->mnt, uparent->dentry);
+		}
+		unionfs_rd_end(&rdt, err);
 		if (err)	/* the copy goes with the tmpfile: so do its records */
 			unionfs_imap_drop_copy(UNIONFS_SB(sb), d_inode(td)->i_ino);
 	}
@@ -209,16 +213,24 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	return err;
 }
 
-/* Anything else is created at its name, then given its attributes. */
+/*
+ * Anything else is created at its name, then given its attributes.  It is
+ * made with the lower object's owner and permission bits from the start,
+ * so what a crash leaves before the attributes are copied is never an
+ * object of the mounter's; an error removes the half-built object.
+ */
 static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower,
 				 unsigned int lbindex, const struct kstat *st,
-				 const struct path *uparent, struct dentry *ud)
+				 const struct path *uparent, struct dentry *ud,
+				 struct dentry *parent)
 {
 	struct super_block *sb = dentry->d_sb;
-	unionfs_idmap_t *idmap = unionfs_mnt_idmap(uparent->mnt);
-	struct inode *udir = d_inode(uparent->dentry);
+	struct vfsmount *mnt = uparent->mnt;
 	DEFINE_DELAYED_CALL(done);
 	const char *link = NULL;
+	const struct cred *old_cred;
+	struct unionfs_rd_txn rdt;
+	struct cred *c;
 	int err;
 
 	if (S_ISLNK(st->mode)) {
@@ -226,21 +238,37 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 		if (IS_ERR(link))
 			return PTR_ERR(link);
 	}
-	inode_lock_nested(udir, I_MUTEX_PARENT);
-	switch (st->mode & S_IFMT) {
-	case S_IFDIR:
-		err = vfs_mkdir(idmap, udir, ud, 0700);
-		if (!err && d_unhashed(ud))
-			err = -EIO;	/* every branch fs we support keeps it */
-		break;
-	case S_IFLNK:
-		err = vfs_symlink(idmap, udir, ud, link);
-		break;
-	default:
-		err = vfs_mknod(idmap, udir, ud, st->mode & S_IFMT, st->rdev);
-		break;
+	c = prepare_creds();
+	if (!c) {
+		do_delayed_call(&done);
+		return -ENOMEM;
 	}
-	inode_unlock(udir);
+	c->fsuid = st->uid;
+	c->fsgid = st->gid;
+	old_cred = override_creds(c);
+	/* The parent's listing stays; its upper directory changes. */
+	unionfs_rd_begin(&rdt, parent, 0);
+	err = unionfs_lock_parent(mnt, uparent->dentry);
+	if (!err) {
+		switch (st->mode & S_IFMT) {
+		case S_IFDIR:
+			err = unionfs_do_mkdir(mnt, uparent->dentry, ud,
+					       st->mode & 07777);
+			break;
+		case S_IFLNK:
+			err = unionfs_do_symlink(mnt, uparent->dentry, ud, link);
+			break;
+		default:
+			err = unionfs_do_mknod(mnt, uparent->dentry, ud,
+					       st->mode & (S_IFMT | 07777),
+					       st->rdev);
+			break;
+		}
+		unionfs_unlock_parent(mnt, uparent->dentry);
+	}
+	unionfs_rd_end(&rdt, err);
+	revert_creds(old_cred);
+	put_cred(c);
 	do_delayed_call(&done);
 	if (err)
 		return err;
@@ -251,6 +279,11 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
 					       ud, 0);
+	if (err && !unionfs_lock_parent(mnt, uparent->dentry)) {
+		/* Nothing refers to it yet: the name shows the lower again. */
+		unionfs_do_remove(mnt, uparent->dentry, ud);
+		unionfs_unlock_parent(mnt, uparent->dentry);
+	}
 	return err;
 }
 
@@ -272,7 +305,12 @@ static void unionfs_invalidate_aliases(struct inode *inode,
 	spin_unlock(&inode->i_lock);
 }
 
-/* Copy up @dentry, whose parent is on the upper branch already. */
+/*
+ * Copy up @dentry, whose parent is on the upper branch already.  The
+ * inode's copyup_lock is held throughout: unlink, rmdir and rename of a
+ * name of the inode take it too, so a copy is never linked at a name that
+ * was removed meanwhile.
+ */
 static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 {
 	struct super_block *sb = dentry->d_sb;
@@ -316,8 +354,6 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		goto out;
 
 	parent = dget_parent(dentry);
-	/* The parent's listing stays; its upper directory changes. */
-	unionfs_rd_begin(&rdt, parent, 0);
 	uparent.mnt = unionfs_upper_mnt(sb);
 	uparent.dentry = unionfs_upper(parent);
 	err = -ENOENT;
@@ -338,12 +374,16 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	}
 	if (di->alias) {
 		/* Another name was copied up: this one is a link to it. */
-		inode_lock_nested(d_inode(uparent.dentry), I_MUTEX_PARENT);
-		err = vfs_link(di->alias, unionfs_mnt_idmap(uparent.mnt),
-			       d_inode(uparent.dentry), ud, NULL);
-		inode_unlock(d_inode(uparent.dentry));
+		unionfs_rd_begin(&rdt, parent, 0);
+		err = unionfs_lock_parent(uparent.mnt, uparent.dentry);
+		if (!err) {
+			err = unionfs_do_link(uparent.mnt, di->alias,
+					      uparent.dentry, ud);
+			unionfs_unlock_parent(uparent.mnt, uparent.dentry);
+		}
 		if (!err && d_is_negative(ud))
 			err = -EIO;
+		unionfs_rd_end(&rdt, err);
 		if (err) {
 			dput(ud);
 			goto out_parent;
@@ -353,10 +393,10 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		goto out_parent;
 	} else if (S_ISREG(st.mode))
 		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st,
-					  &uparent, ud, data);
+					  &uparent, ud, data, parent);
 	else
 		err = unionfs_copy_up_other(dentry, &lower, lbindex, &st,
-					    &uparent, ud);
+					    &uparent, ud, parent);
 	if (!err && d_is_negative(ud))
 		err = -EIO;
 	if (err) {
@@ -370,7 +410,6 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	unionfs_invalidate_aliases(inode, dentry);
 	fsstack_copy_attr_times(d_inode(parent), d_inode(uparent.dentry));
 out_parent:
-	unionfs_rd_end(&rdt, err);
 	dput(parent);
 out:
 	revert_creds(old_cred);

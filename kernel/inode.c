@@ -307,10 +307,7 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 	attr->ia_valid &= ~ATTR_FILE;
 
 	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
-	inode_lock(d_inode(upper));
-	err = notify_change(unionfs_mnt_idmap(unionfs_upper_mnt(dentry->d_sb)),
-			    upper, attr, NULL);
-	inode_unlock(d_inode(upper));
+	err = unionfs_do_setattr(unionfs_upper_mnt(dentry->d_sb), upper, attr);
 	revert_creds(old_cred);
 	if (!err) {
 		fsstack_copy_attr_all(inode, d_inode(upper));
@@ -356,7 +353,7 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 			     struct inode *inode, const char *name,
 			     const void *value, size_t size, int flags)
 {
-	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(dentry->d_sb));
+	struct vfsmount *mnt = unionfs_upper_mnt(dentry->d_sb);
 	struct dentry *upper;
 	int err;
 
@@ -365,9 +362,9 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 		return err;
 	upper = unionfs_upper(dentry);
 	if (value)
-		err = vfs_setxattr(uidmap, upper, name, value, size, flags);
+		err = unionfs_do_setxattr(mnt, upper, name, value, size, flags);
 	else
-		err = vfs_removexattr(uidmap, upper, name);
+		err = unionfs_do_removexattr(mnt, upper, name);
 	if (!err)
 		fsstack_copy_attr_all(inode, d_inode(upper));
 	return err;

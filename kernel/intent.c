@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * odf-unionfs: intents (docs/odf-format.md sections 8 and 9.7).
+ * odf-unionfs: intents (docs/odf-format.md sections 8, 9.5 and 9.7).
  *
- * Renaming a directory that has lower parts changes the ODF (its node
- * moves and gets a redirect; a whiteout takes its old name) and the upper
- * branch (the directory itself), which no single write can order safely.
- * An intent /reclaim/intent-<seq> naming both paths is committed first and
- * deleted last; a mount finding one rolls the rename forward.  Every step
- * is idempotent and is redone when its result is missing.
+ * Renaming a directory, or a name that needs a whiteout, changes the
+ * upper branch (the object moves) and the ODF (a directory's node moves;
+ * a whiteout takes the old name), which no single write can order
+ * safely.  An intent /reclaim/intent-<seq> naming both paths and the
+ * upper object is committed first and deleted last.  The upper rename
+ * is made durable before the ODF changes, so a mount finding the intent
+ * knows from the upper branch alone how far the rename got: the object
+ * still at its old name means it never happened (the intent is
+ * dropped); the object at its new name means the ODF part is redone.
+ * Every ODF step is idempotent.
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -24,7 +28,7 @@ static void unionfs_intent_name(char *buf, u64 seq)
 
 /* Write and commit RENAME_DIR(@src, @dst); its number goes to @seq. */
 int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
-			 const char *dst, u64 *seq)
+			 const char *dst, u64 ino, u32 gen, u64 *seq)
 {
 	struct dentry *rdir = sbi->reclaim.dentry;
 	size_t sl = strlen(src), dl = strlen(dst), len;
@@ -47,26 +51,32 @@ int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
 	*seq = ++sbi->reclaim_seq;
 	in->i_magic = cpu_to_le32(ODF_INTENT_MAGIC);
 	in->i_version = cpu_to_le16(ODF_FORMAT_VERSION);
-	in->i_op = cpu_to_le16(ODF_INTENT_RENAME_DIR);
+	in->i_op = cpu_to_le16(ODF_INTENT_RENAME);
 	in->i_src_len = cpu_to_le16(sl);
 	in->i_dst_len = cpu_to_le16(dl);
 	in->i_seq = cpu_to_le64(*seq);
 	in->i_time = cpu_to_le64(ktime_get_real_seconds());
+	in->i_ino = cpu_to_le64(ino);
+	in->i_gen = cpu_to_le32(gen);
 	memcpy(in + 1, src, sl);
 	memcpy((char *)(in + 1) + sl, dst, dl);
 	in->i_crc = cpu_to_le32(unionfs_odf_crc(in, len,
 					offsetof(struct odf_intent, i_crc)));
 
 	unionfs_intent_name(name, *seq);
-	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT);
+	err = unionfs_lock_parent(sbi->reclaim.mnt, rdir);
+	if (err) {
+		d = ERR_PTR(err);
+		goto out;
+	}
 	d = lookup_one_len(name, rdir, strlen(name));
 	err = PTR_ERR_OR_ZERO(d);
 	if (!err && d_is_positive(d))
 		err = -EEXIST;
 	if (!err)
-		err = vfs_create(unionfs_mnt_idmap(sbi->reclaim.mnt),
-				 d_inode(rdir), d, S_IFREG | 0600, true);
-	inode_unlock(d_inode(rdir));
+		err = unionfs_do_create(sbi->reclaim.mnt, rdir, d,
+					S_IFREG | 0600);
+	unionfs_unlock_parent(sbi->reclaim.mnt, rdir);
 	if (err)
 		goto out;
 	p.mnt = sbi->reclaim.mnt;
@@ -98,16 +108,18 @@ int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq)
 
 	unionfs_intent_name(name, seq);
 	mutex_lock(&sbi->odf_lock);
-	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT);
-	d = lookup_one_len(name, rdir, strlen(name));
-	err = PTR_ERR_OR_ZERO(d);
+	err = unionfs_lock_parent(sbi->reclaim.mnt, rdir);
 	if (!err) {
-		if (d_is_positive(d))
-			err = vfs_unlink(unionfs_mnt_idmap(sbi->reclaim.mnt),
-					 d_inode(rdir), d, NULL);
-		dput(d);
+		d = lookup_one_len(name, rdir, strlen(name));
+		err = PTR_ERR_OR_ZERO(d);
+		if (!err) {
+			if (d_is_positive(d))
+				err = unionfs_do_remove(sbi->reclaim.mnt, rdir,
+							d);
+			dput(d);
+		}
+		unionfs_unlock_parent(sbi->reclaim.mnt, rdir);
 	}
-	inode_unlock(d_inode(rdir));
 	mutex_unlock(&sbi->odf_lock);
 	return err;
 }
@@ -131,11 +143,9 @@ static int unionfs_intent_rename_upper(struct unionfs_sb_info *sbi,
 				       const char *src, const char *dst)
 {
 	const struct path *root = &sbi->branches[0].root;
-	unionfs_idmap_t *idmap = unionfs_mnt_idmap(root->mnt);
 	const char *sname = strrchr(src, '/') + 1, *dname = strrchr(dst, '/') + 1;
 	struct path sp, dp;
 	struct dentry *sd, *dd, *trap;
-	struct renamedata rd = {};
 	char *sparent, *dparent;
 	int err;
 
@@ -155,7 +165,11 @@ static int unionfs_intent_rename_upper(struct unionfs_sb_info *sbi,
 	kfree(dparent);
 	if (err)
 		return err;
-	trap = lock_rename(dp.dentry, sp.dentry);
+	trap = unionfs_lock_rename(root->mnt, dp.dentry, sp.dentry);
+	if (IS_ERR(trap)) {
+		err = PTR_ERR(trap);
+		goto put;
+	}
 	sd = lookup_one_len(sname, sp.dentry, strlen(sname));
 	err = PTR_ERR_OR_ZERO(sd);
 	if (err)
@@ -167,42 +181,32 @@ static int unionfs_intent_rename_upper(struct unionfs_sb_info *sbi,
 	if (sd == trap || dd == trap) {
 		err = -EINVAL;
 	} else if (d_is_positive(sd)) {
-		rd.old_mnt_userns = idmap;
-		rd.old_dir = d_inode(sp.dentry);
-		rd.old_dentry = sd;
-		rd.new_mnt_userns = idmap;
-		rd.new_dir = d_inode(dp.dentry);
-		rd.new_dentry = dd;
-		err = vfs_rename(&rd);
+		err = unionfs_do_rename(root->mnt, sp.dentry, sd, dp.dentry,
+					dd, 0);
 	}
 	dput(dd);
 put_sd:
 	dput(sd);
 unlock:
-	unlock_rename(dp.dentry, sp.dentry);
+	unionfs_unlock_rename(root->mnt, dp.dentry, sp.dentry);
+put:
 	path_put(&sp);
 	path_put(&dp);
 	return err;
 }
 
-/* Roll RENAME_DIR(@src, @dst) forward (section 9.7). */
-static int unionfs_intent_redo_rename(struct unionfs_sb_info *sbi,
-				      const char *src, const char *dst)
+/* The ODF part of a directory rename: node moved with a redirect. */
+static int unionfs_intent_redo_dir_nodes(struct unionfs_sb_info *sbi,
+					 const char *src, const char *dst)
 {
 	int ns_src, ns_dst, err = 0;
 
-	if (unionfs_path_kind(&sbi->branches[0].root, src) != S_IFDIR) {
-		/* The upper rename happened (or the rename never began). */
-		if (unionfs_path_kind(&sbi->ns, dst) == S_IFDIR)
-			err = unionfs_ns_whiteout_path(sbi, src, true);
-		return err;
-	}
 	ns_src = unionfs_path_kind(&sbi->ns, src);
 	ns_dst = unionfs_path_kind(&sbi->ns, dst);
 	if (ns_src == S_IFDIR || ns_dst != S_IFDIR) {
 		struct unionfs_ns_node node = {};
 
-		/* Steps 3 and 4: redirect (kept if it had one) and move. */
+		/* Redirect (kept if it had one) and move. */
 		if (ns_src == S_IFDIR) {
 			struct path p;
 
@@ -222,6 +226,61 @@ static int unionfs_intent_redo_rename(struct unionfs_sb_info *sbi,
 		if (!err)
 			err = unionfs_ns_move_path(sbi, src, dst, false);
 	}
+	return err;
+}
+
+/* Is the upper object at @upath the inode (@ino, @gen)? */
+static bool unionfs_intent_upper_is(struct unionfs_sb_info *sbi,
+				    const char *upath, u64 ino, u32 gen)
+{
+	const struct path *root = &sbi->branches[0].root;
+	struct path p;
+	bool is;
+
+	if (vfs_path_lookup(root->dentry, root->mnt, upath + 1,
+			    LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &p))
+		return false;
+	is = d_inode(p.dentry)->i_ino == ino &&
+	     d_inode(p.dentry)->i_generation == gen;
+	path_put(&p);
+	return is;
+}
+
+/*
+ * Finish or drop RENAME(@src, @dst) of upper inode (@ino, @gen), section
+ * 9.5/9.7.  The module makes the upper rename durable before it changes
+ * the ODF, so the upper branch tells how far the rename got.  An intent
+ * of an older module (@ino 0) is rolled forward as that module did.
+ */
+static int unionfs_intent_redo_rename(struct unionfs_sb_info *sbi,
+				      const char *src, const char *dst,
+				      u64 ino, u32 gen, bool *done)
+{
+	int err = 0;
+
+	*done = false;
+	if (ino) {
+		if (unionfs_intent_upper_is(sbi, src, ino, gen) ||
+		    !unionfs_intent_upper_is(sbi, dst, ino, gen))
+			return 0;	/* never happened: nothing to finish */
+		*done = true;
+		if (unionfs_path_kind(&sbi->branches[0].root, dst) == S_IFDIR)
+			err = unionfs_intent_redo_dir_nodes(sbi, src, dst);
+		else if (unionfs_path_kind(&sbi->ns, dst) == S_IFREG)
+			err = unionfs_ns_remove_path(sbi, dst);	/* moot */
+		if (!err)
+			err = unionfs_ns_whiteout_path(sbi, src, true);
+		return err;
+	}
+
+	*done = true;
+	if (unionfs_path_kind(&sbi->branches[0].root, src) != S_IFDIR) {
+		/* The upper rename happened (or the rename never began). */
+		if (unionfs_path_kind(&sbi->ns, dst) == S_IFDIR)
+			err = unionfs_ns_whiteout_path(sbi, src, true);
+		return err;
+	}
+	err = unionfs_intent_redo_dir_nodes(sbi, src, dst);
 	if (!err)
 		err = unionfs_ns_whiteout_path(sbi, src, true);
 	if (!err)
@@ -256,7 +315,7 @@ static bool unionfs_intent_actor(struct dir_context *ctx, const char *name,
 
 /* Read intent @seq; returns its paths (one allocation) or an ERR_PTR. */
 static char *unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
-				 char **src, char **dst)
+				 char **src, char **dst, u64 *ino, u32 *gen)
 {
 	char name[UNIONFS_INTENT_NAME];
 	struct odf_intent *in;
@@ -290,7 +349,7 @@ static char *unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	err = -EUCLEAN;
 	if (n != size || le32_to_cpu(in->i_magic) != ODF_INTENT_MAGIC ||
 	    le16_to_cpu(in->i_version) != ODF_FORMAT_VERSION ||
-	    le16_to_cpu(in->i_op) != ODF_INTENT_RENAME_DIR ||
+	    le16_to_cpu(in->i_op) != ODF_INTENT_RENAME || in->i_reserved ||
 	    le64_to_cpu(in->i_seq) != seq || sizeof(*in) + sl + dl != size ||
 	    le32_to_cpu(in->i_crc) != unionfs_odf_crc(in, size,
 					offsetof(struct odf_intent, i_crc)))
@@ -305,6 +364,8 @@ static char *unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	paths[sl + 1 + dl] = 0;
 	*src = paths;
 	*dst = paths + sl + 1;
+	*ino = le64_to_cpu(in->i_ino);
+	*gen = le32_to_cpu(in->i_gen);
 	err = 0;
 	if (paths[0] != '/' || (*dst)[0] != '/' || !strcmp(paths, "/") ||
 	    !strcmp(*dst, "/")) {
@@ -339,22 +400,31 @@ int unionfs_intent_replay(struct unionfs_sb_info *sbi)
 		return err;
 	for (i = 0; i < sc.n; i++) {
 		char *paths, *src, *dst;
+		bool done;
+		u64 ino;
+		u32 gen;
 
 		sbi->reclaim_seq = max(sbi->reclaim_seq, sc.seqs[i]);
-		paths = unionfs_intent_read(sbi, sc.seqs[i], &src, &dst);
+		paths = unionfs_intent_read(sbi, sc.seqs[i], &src, &dst, &ino,
+					    &gen);
 		if (IS_ERR(paths)) {
 			pr_warn("ODF '%s': intent %016llx is damaged (error %ld); dropped\n",
 				sbi->odf_name, sc.seqs[i], PTR_ERR(paths));
 		} else {
-			err = unionfs_intent_redo_rename(sbi, src, dst);
+			err = unionfs_intent_redo_rename(sbi, src, dst, ino, gen,
+							 &done);
 			if (err) {
 				pr_err("ODF '%s': cannot finish renaming '%s' to '%s' (error %d)\n",
 				       sbi->odf_name, src, dst, err);
 				kfree(paths);
 				return err;
 			}
-			pr_notice("ODF '%s': finished renaming '%s' to '%s'\n",
-				  sbi->odf_name, src, dst);
+			if (done)
+				pr_notice("ODF '%s': finished renaming '%s' to '%s'\n",
+					  sbi->odf_name, src, dst);
+			else
+				pr_notice("ODF '%s': renaming '%s' to '%s' had not reached the upper branch; the name stays '%s'\n",
+					  sbi->odf_name, src, dst, src);
 			kfree(paths);
 		}
 		err = unionfs_intent_end(sbi, sc.seqs[i]);

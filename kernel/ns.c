@@ -11,7 +11,10 @@
  *
  * Every change runs under odf_lock with the mounter's credentials, and
  * never while a branch directory is locked (both may be ext4, and lockdep
- * sees one lock class).  Replacing a node of one type by one of the other
+ * sees one lock class).  A node change locks several ODF directories in
+ * turn, so write access to the ODF is taken once for the whole change,
+ * after odf_lock (unionfs_ns_begin), and the unionfs_do_* calls inside
+ * rely on it.  Replacing a node of one type by one of the other
  * goes through /reclaim with RENAME_EXCHANGE, so the name always has one
  * (section 9.3, 9.4).
  */
@@ -32,6 +35,24 @@ char *unionfs_union_path(struct dentry *dentry, char *buf, int len)
 static unionfs_idmap_t *unionfs_ns_idmap(struct unionfs_sb_info *sbi)
 {
 	return unionfs_mnt_idmap(sbi->ns.mnt);
+}
+
+/* odf_lock, then write access to the ODF (branch.c's order). */
+static int unionfs_ns_begin(struct unionfs_sb_info *sbi)
+{
+	int err;
+
+	mutex_lock(&sbi->odf_lock);
+	err = mnt_want_write(sbi->ns.mnt);
+	if (err)
+		mutex_unlock(&sbi->odf_lock);
+	return err;
+}
+
+static void unionfs_ns_end(struct unionfs_sb_info *sbi)
+{
+	mnt_drop_write(sbi->ns.mnt);
+	mutex_unlock(&sbi->odf_lock);
 }
 
 /* Look up the node of a union path; -ENOENT when it has none. */
@@ -165,8 +186,8 @@ static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
 	memcpy(n + 1, redirect, rlen);
 	n->n_crc = cpu_to_le32(unionfs_odf_crc(n, sizeof(*n) + rlen,
 					offsetof(struct odf_node, n_crc)));
-	err = vfs_setxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n,
-			   sizeof(*n) + rlen, 0);
+	err = __unionfs_do_setxattr(sbi->ns.mnt, d, ODF_NODE_XATTR, n,
+				    sizeof(*n) + rlen, 0);
 	kfree(n);
 	return err;
 }
@@ -177,7 +198,7 @@ static int unionfs_ns_create_whiteout(struct unionfs_sb_info *sbi,
 {
 	int err;
 
-	err = vfs_create(unionfs_ns_idmap(sbi), dir, d, S_IFREG | 0600, true);
+	err = unionfs_do_create(sbi->ns.mnt, d->d_parent, d, S_IFREG | 0600);
 	if (!err)
 		err = unionfs_ns_write_record(sbi, d, ODF_NODE_WHITEOUT, NULL);
 	return err;
@@ -188,9 +209,7 @@ static int unionfs_ns_create_dir(struct unionfs_sb_info *sbi, struct inode *dir,
 {
 	int err;
 
-	err = vfs_mkdir(unionfs_ns_idmap(sbi), dir, d, 0700);
-	if (!err && d_unhashed(d))
-		err = -EIO;	/* ext4 instantiates in place */
+	err = unionfs_do_mkdir(sbi->ns.mnt, d->d_parent, d, 0700);
 	if (!err && type)
 		err = unionfs_ns_write_record(sbi, d, type, NULL);
 	return err;
@@ -204,7 +223,6 @@ static int unionfs_ns_create_dir(struct unionfs_sb_info *sbi, struct inode *dir,
 static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, const char *dirpath,
 			      struct path *out)
 {
-	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
 	char *buf, *upath, *comp, *next;
 	struct dentry *cur, *child;
 	int err = 0;
@@ -228,7 +246,7 @@ static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, const char *dirpath,
 		} else if (d_is_negative(child)) {
 			err = unionfs_ns_create_dir(sbi, cdir, child, 0);
 		} else if (d_is_reg(child)) {
-			err = vfs_unlink(idmap, cdir, child, NULL);
+			err = unionfs_do_remove(sbi->ns.mnt, cur, child);
 			if (!err) {
 				dput(child);
 				child = lookup_one_len(comp, cur, strlen(comp));
@@ -284,7 +302,6 @@ static bool unionfs_first_child_actor(struct dir_context *ctx, const char *name,
 static int unionfs_odf_delete_tree(struct unionfs_sb_info *sbi,
 				   struct dentry *top)
 {
-	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
 	struct dentry *cur = dget(top);
 	int err = 0;
 
@@ -330,12 +347,7 @@ static int unionfs_odf_delete_tree(struct unionfs_sb_info *sbi,
 		}
 		if (!err) {
 			inode_lock_nested(pdir, I_MUTEX_PARENT);
-			if (cur->d_parent != parent || d_unhashed(cur))
-				err = -ESTALE;
-			else if (d_can_lookup(cur))
-				err = vfs_rmdir(idmap, pdir, cur);
-			else
-				err = vfs_unlink(idmap, pdir, cur, NULL);
+			err = unionfs_do_remove(sbi->ns.mnt, parent, cur);
 			inode_unlock(pdir);
 		}
 		if (err || cur == top) {
@@ -362,10 +374,8 @@ static int unionfs_ns_replace(struct unionfs_sb_info *sbi, struct dentry *pdir,
 					  unsigned int type),
 			      unsigned int type)
 {
-	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
 	struct dentry *rdir = sbi->reclaim.dentry;
 	struct dentry *old = *d;
-	struct renamedata rd = {};
 	struct dentry *r;
 	char name[24];
 	int err;
@@ -381,16 +391,9 @@ static int unionfs_ns_replace(struct unionfs_sb_info *sbi, struct dentry *pdir,
 		err = -EEXIST;	/* a leftover: odfck or the next mount */
 	} else {
 		err = make(sbi, d_inode(rdir), r, type);
-		if (!err) {
-			rd.old_mnt_userns = idmap;
-			rd.old_dir = d_inode(rdir);
-			rd.old_dentry = r;
-			rd.new_mnt_userns = idmap;
-			rd.new_dir = d_inode(pdir);
-			rd.new_dentry = old;
-			rd.flags = RENAME_EXCHANGE;
-			err = vfs_rename(&rd);
-		}
+		if (!err)
+			err = unionfs_do_rename(sbi->ns.mnt, rdir, r, pdir, old,
+						RENAME_EXCHANGE);
 	}
 	inode_unlock(d_inode(rdir));
 	if (err) {
@@ -481,7 +484,9 @@ int unionfs_ns_whiteout_path(struct unionfs_sb_info *sbi, const char *upath,
 	struct path pdir;
 	int err;
 
-	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		return err;
 	err = unionfs_ns_lock_node(sbi, upath, true, &pdir, &node);
 	if (err)
 		goto out;
@@ -496,7 +501,7 @@ int unionfs_ns_whiteout_path(struct unionfs_sb_info *sbi, const char *upath,
 		err = unionfs_odf_fsync_dir(&pdir);
 	unionfs_ns_unlock_node(&pdir, node);
 out:
-	mutex_unlock(&sbi->odf_lock);
+	unionfs_ns_end(sbi);
 	return err;
 }
 
@@ -517,7 +522,9 @@ int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
 	struct path pdir;
 	int err;
 
-	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		return err;
 	err = unionfs_ns_lock_node(sbi, upath, true, &pdir, &node);
 	if (err)
 		goto out;
@@ -534,12 +541,12 @@ int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
 	}
 	unionfs_ns_unlock_node(&pdir, node);
 out:
-	mutex_unlock(&sbi->odf_lock);
+	unionfs_ns_end(sbi);
 	return err;
 }
 
 /* The name shows an upper object again: drop its node (W1 made it moot). */
-/* Called with odf_lock held. */
+/* Called between unionfs_ns_begin() and unionfs_ns_end(). */
 static int unionfs_ns_do_remove(struct unionfs_sb_info *sbi, const char *upath,
 				bool dirs_only)
 {
@@ -551,11 +558,9 @@ static int unionfs_ns_do_remove(struct unionfs_sb_info *sbi, const char *upath,
 	if (err)
 		goto out;
 	if (d_is_reg(node) && !dirs_only) {
-		err = vfs_unlink(unionfs_ns_idmap(sbi), d_inode(pdir.dentry),
-				 node, NULL);
+		err = unionfs_do_remove(sbi->ns.mnt, pdir.dentry, node);
 	} else if (d_can_lookup(node)) {
 		struct dentry *rdir = sbi->reclaim.dentry;
-		struct renamedata rd = {};
 		struct dentry *r;
 		char name[24];
 
@@ -565,15 +570,9 @@ static int unionfs_ns_do_remove(struct unionfs_sb_info *sbi, const char *upath,
 		err = PTR_ERR_OR_ZERO(r);
 		if (!err && d_is_positive(r))
 			err = -EEXIST;
-		if (!err) {
-			rd.old_mnt_userns = unionfs_ns_idmap(sbi);
-			rd.old_dir = d_inode(pdir.dentry);
-			rd.old_dentry = node;
-			rd.new_mnt_userns = unionfs_ns_idmap(sbi);
-			rd.new_dir = d_inode(rdir);
-			rd.new_dentry = r;
-			err = vfs_rename(&rd);
-		}
+		if (!err)
+			err = unionfs_do_rename(sbi->ns.mnt, pdir.dentry, node,
+						rdir, r, 0);
 		inode_unlock(d_inode(rdir));
 		if (!err) {
 			/* d_move: @node is the entry in reclaim now. */
@@ -593,9 +592,11 @@ int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
 {
 	int err;
 
-	mutex_lock(&sbi->odf_lock);
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		return err;
 	err = unionfs_ns_do_remove(sbi, upath, false);
-	mutex_unlock(&sbi->odf_lock);
+	unionfs_ns_end(sbi);
 	return err;
 }
 
@@ -607,21 +608,25 @@ int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
 int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
 			 const char *newpath, bool exchange)
 {
-	unionfs_idmap_t *idmap = unionfs_ns_idmap(sbi);
 	const char *oname = strrchr(oldpath, '/') + 1;
 	const char *nname = strrchr(newpath, '/') + 1;
 	struct path opdir, npdir;
 	struct dentry *on, *nn, *trap;
-	struct renamedata rd = {};
+	unsigned int flags = 0;
 	char *op, *np;
 	int err;
 
 	op = kstrndup(oldpath, max_t(int, oname - oldpath - 1, 1), GFP_KERNEL);
 	np = kstrndup(newpath, max_t(int, nname - newpath - 1, 1), GFP_KERNEL);
 	err = op && np ? 0 : -ENOMEM;
-	mutex_lock(&sbi->odf_lock);
 	if (!err)
-		err = unionfs_ns_mkdir_p(sbi, op, &opdir);
+		err = unionfs_ns_begin(sbi);
+	if (err) {
+		kfree(op);
+		kfree(np);
+		return err;
+	}
+	err = unionfs_ns_mkdir_p(sbi, op, &opdir);
 	if (!err) {
 		err = unionfs_ns_mkdir_p(sbi, np, &npdir);
 		if (err)
@@ -656,25 +661,15 @@ int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
 		err = -EINVAL;
 	} else if (d_is_negative(on) && exchange && d_is_positive(nn)) {
 		/* Only the other name has a node: it moves the other way. */
-		rd.old_mnt_userns = idmap;
-		rd.old_dir = d_inode(npdir.dentry);
-		rd.old_dentry = nn;
-		rd.new_mnt_userns = idmap;
-		rd.new_dir = d_inode(opdir.dentry);
-		rd.new_dentry = on;
-		err = vfs_rename(&rd);
+		err = unionfs_do_rename(sbi->ns.mnt, npdir.dentry, nn,
+					opdir.dentry, on, 0);
 	} else if (d_is_negative(on)) {
 		err = 0;	/* nothing to move */
 	} else {
-		rd.old_mnt_userns = idmap;
-		rd.old_dir = d_inode(opdir.dentry);
-		rd.old_dentry = on;
-		rd.new_mnt_userns = idmap;
-		rd.new_dir = d_inode(npdir.dentry);
-		rd.new_dentry = nn;
 		if (d_is_positive(nn) && (exchange || d_is_reg(nn)))
-			rd.flags = RENAME_EXCHANGE;
-		err = vfs_rename(&rd);
+			flags = RENAME_EXCHANGE;
+		err = unionfs_do_rename(sbi->ns.mnt, opdir.dentry, on,
+					npdir.dentry, nn, flags);
 	}
 	dput(nn);
 put_on:
@@ -684,7 +679,7 @@ unlock:
 	path_put(&opdir);
 	path_put(&npdir);
 out:
-	mutex_unlock(&sbi->odf_lock);
+	unionfs_ns_end(sbi);
 	return err;
 }
 
@@ -808,7 +803,11 @@ int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
 		inode_unlock(d_inode(rdir));
 		if (IS_ERR(d))
 			return PTR_ERR(d);
-		err = d_is_positive(d) ? unionfs_odf_delete_tree(sbi, d) : -EIO;
+		err = d_is_positive(d) ? unionfs_ns_begin(sbi) : -EIO;
+		if (!err) {
+			err = unionfs_odf_delete_tree(sbi, d);
+			unionfs_ns_end(sbi);
+		}
 		dput(d);
 	}
 	return err;

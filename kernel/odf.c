@@ -453,17 +453,18 @@ static int unionfs_odf_drop_new(struct unionfs_sb_info *sbi, const char *dname)
 		fput(f);
 		if (err || !sc.found || n++ > 1000)
 			break;
-		inode_lock_nested(d_inode(dir.dentry), I_MUTEX_PARENT);
+		err = unionfs_lock_parent(dir.mnt, dir.dentry);
+		if (err)
+			break;
 		victim = lookup_one_len(sc.name, dir.dentry, strlen(sc.name));
 		if (IS_ERR(victim)) {
 			err = PTR_ERR(victim);
 		} else {
 			err = d_is_positive(victim) ?
-			      vfs_unlink(unionfs_mnt_idmap(dir.mnt),
-					 d_inode(dir.dentry), victim, NULL) : 0;
+			      unionfs_do_remove(dir.mnt, dir.dentry, victim) : 0;
 			dput(victim);
 		}
-		inode_unlock(d_inode(dir.dentry));
+		unionfs_unlock_parent(dir.mnt, dir.dentry);
 		if (err)
 			break;
 	}
@@ -626,7 +627,10 @@ void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino)
 	mutex_unlock(&sbi->odf_lock);
 }
 
-/* Commit ODF changes made in @dir before a branch write that must follow. */
+/*
+ * Commit the changes made in directory @dir (of the ODF or of a branch)
+ * before a write elsewhere that must not overtake them (section 9).
+ */
 int unionfs_odf_fsync_dir(const struct path *dir)
 {
 	struct file *f;

@@ -92,11 +92,6 @@ static void unionfs_rd_fname(char *buf, u64 ino, bool tmp)
 	snprintf(buf, RD_NAME_MAX, "%016llx%s", ino, tmp ? ODF_TMP_SUFFIX : "");
 }
 
-static unionfs_idmap_t *unionfs_rd_idmap(struct unionfs_sb_info *sbi)
-{
-	return unionfs_mnt_idmap(sbi->readdir.mnt);
-}
-
 static struct file *unionfs_rd_open_file(struct unionfs_sb_info *sbi, u64 ino)
 {
 	char name[RD_NAME_MAX];
@@ -121,26 +116,27 @@ static struct file *unionfs_rd_open_file(struct unionfs_sb_info *sbi, u64 ino)
 /* Unlink /readdir/@name if it exists. */
 static int unionfs_rd_unlink(struct unionfs_sb_info *sbi, const char *name)
 {
-	struct inode *dir = d_inode(sbi->readdir.dentry);
-	struct dentry *d;
+	struct dentry *dir = sbi->readdir.dentry, *d;
 	int err;
 
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	d = lookup_one_len(name, sbi->readdir.dentry, strlen(name));
+	err = unionfs_lock_parent(sbi->readdir.mnt, dir);
+	if (err)
+		return err;
+	d = lookup_one_len(name, dir, strlen(name));
 	err = PTR_ERR_OR_ZERO(d);
 	if (!err) {
 		if (d_is_positive(d))
-			err = vfs_unlink(unionfs_rd_idmap(sbi), dir, d, NULL);
+			err = unionfs_do_remove(sbi->readdir.mnt, dir, d);
 		dput(d);
 	}
-	inode_unlock(dir);
+	unionfs_unlock_parent(sbi->readdir.mnt, dir);
 	return err;
 }
 
 /* A new, empty /readdir/<ino>.new, opened for writing. */
 static struct file *unionfs_rd_create(struct unionfs_sb_info *sbi, u64 ino)
 {
-	struct inode *dir = d_inode(sbi->readdir.dentry);
+	struct dentry *dir = sbi->readdir.dentry;
 	char name[RD_NAME_MAX];
 	struct path p;
 	struct file *f;
@@ -148,19 +144,20 @@ static struct file *unionfs_rd_create(struct unionfs_sb_info *sbi, u64 ino)
 
 	unionfs_rd_fname(name, ino, true);
 	err = unionfs_rd_unlink(sbi, name);
+	if (!err)
+		err = unionfs_lock_parent(sbi->readdir.mnt, dir);
 	if (err)
 		return ERR_PTR(err);
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	p.dentry = lookup_one_len(name, sbi->readdir.dentry, strlen(name));
+	p.dentry = lookup_one_len(name, dir, strlen(name));
 	err = PTR_ERR_OR_ZERO(p.dentry);
 	if (!err) {
 		err = d_is_positive(p.dentry) ? -EEXIST :
-		      vfs_create(unionfs_rd_idmap(sbi), dir, p.dentry,
-				 S_IFREG | 0600, true);
+		      unionfs_do_create(sbi->readdir.mnt, dir, p.dentry,
+					S_IFREG | 0600);
 		if (err)
 			dput(p.dentry);
 	}
-	inode_unlock(dir);
+	unionfs_unlock_parent(sbi->readdir.mnt, dir);
 	if (err)
 		return ERR_PTR(err);
 	p.mnt = sbi->readdir.mnt;
@@ -172,15 +169,16 @@ static struct file *unionfs_rd_create(struct unionfs_sb_info *sbi, u64 ino)
 /* Rename /readdir/<ino>.new over /readdir/<ino>. */
 static int unionfs_rd_install(struct unionfs_sb_info *sbi, u64 ino)
 {
-	struct inode *dir = d_inode(sbi->readdir.dentry);
+	struct dentry *dir = sbi->readdir.dentry;
 	char tmp[RD_NAME_MAX], name[RD_NAME_MAX];
-	struct renamedata rd = {};
 	struct dentry *from, *to;
 	int err;
 
 	unionfs_rd_fname(tmp, ino, true);
 	unionfs_rd_fname(name, ino, false);
-	inode_lock_nested(dir, I_MUTEX_PARENT);
+	err = unionfs_lock_parent(sbi->readdir.mnt, dir);
+	if (err)
+		return err;
 	from = lookup_one_len(tmp, sbi->readdir.dentry, strlen(tmp));
 	err = PTR_ERR_OR_ZERO(from);
 	if (err)
@@ -190,20 +188,13 @@ static int unionfs_rd_install(struct unionfs_sb_info *sbi, u64 ino)
 	if (err)
 		goto out_from;
 	err = -ENOENT;
-	if (d_is_positive(from)) {
-		rd.old_mnt_userns = unionfs_rd_idmap(sbi);
-		rd.old_dir = dir;
-		rd.old_dentry = from;
-		rd.new_mnt_userns = unionfs_rd_idmap(sbi);
-		rd.new_dir = dir;
-		rd.new_dentry = to;
-		err = vfs_rename(&rd);
-	}
+	if (d_is_positive(from))
+		err = unionfs_do_rename(sbi->readdir.mnt, dir, from, dir, to, 0);
 	dput(to);
 out_from:
 	dput(from);
 out:
-	inode_unlock(dir);
+	unionfs_unlock_parent(sbi->readdir.mnt, dir);
 	return err;
 }
 

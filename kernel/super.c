@@ -25,8 +25,15 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 	if (!sbi)
 		return;
 	for (i = 0; i < sbi->nbranches; i++) {
-		path_put(&sbi->branches[i].root);
-		kfree(sbi->branches[i].name);
+		struct unionfs_branch *br = &sbi->branches[i];
+
+		dput(br->root.dentry);
+		/* A private clone is internal: only kern_unmount() frees it. */
+		if (br->cloned)
+			kern_unmount(br->root.mnt);
+		else
+			mntput(br->root.mnt);
+		kfree(br->name);
 	}
 	kfree(sbi->branches);
 	unionfs_odf_stop(sbi);
@@ -176,6 +183,40 @@ static int unionfs_check_overlap(struct fs_context *fc,
 	return 0;
 }
 
+/*
+ * The union works on private clones of the branch mounts, as overlayfs
+ * does: what the user later does to the mounts they named (umount -l, a
+ * bind remount) does not reach the union, and write access is taken on
+ * the clone (branch.c).  A rw union needs a writable upper branch.
+ */
+static int unionfs_clone_branches(struct fs_context *fc,
+				  struct unionfs_sb_info *sbi)
+{
+	unsigned int i;
+
+	for (i = 0; i < sbi->nbranches; i++) {
+		struct unionfs_branch *br = &sbi->branches[i];
+		struct vfsmount *mnt = clone_private_mount(&br->root);
+
+		if (IS_ERR(mnt)) {
+			errorfc(fc,
+				"cannot use branch '%s' (error %ld): it must be a directory of a mount in this mount namespace, not unbindable",
+				br->name, PTR_ERR(mnt));
+			return PTR_ERR(mnt);
+		}
+		mntput(br->root.mnt);
+		br->root.mnt = mnt;
+		br->cloned = true;
+	}
+	if (sbi->has_upper && __mnt_is_readonly(sbi->branches[0].root.mnt)) {
+		errorfc(fc,
+			"upper branch '%s' is read-only: make it writable, or mount the union with -o ro",
+			sbi->branches[0].name);
+		return -EROFS;
+	}
+	return 0;
+}
+
 static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct unionfs_options *opts = fc->fs_private;
@@ -216,6 +257,8 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = unionfs_odf_resolve(fc, sbi, &odf_path);
 	if (!err)
 		err = unionfs_check_overlap(fc, sbi, &odf_path);
+	if (!err)
+		err = unionfs_clone_branches(fc, sbi);
 	if (!err)
 		err = unionfs_odf_load(fc, sbi, &odf_path);
 	path_put(&odf_path);

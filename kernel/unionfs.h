@@ -46,6 +46,7 @@ struct unionfs_branch {
 	enum unionfs_branch_mode mode;
 	u16 id;			/* persistent branch id (ODF branch table) */
 	int slot;		/* its slot in the ODF branch table, -1 if new */
+	bool cloned;		/* root.mnt is our private clone */
 	char *name;		/* the path as given in dirs=, for show_options */
 };
 
@@ -215,6 +216,42 @@ void unionfs_free_options(struct unionfs_options *opts);
 /* super.c */
 extern const struct super_operations unionfs_sops;
 
+/* branch.c: every change to a branch or the ODF */
+int unionfs_lock_parent(struct vfsmount *mnt, struct dentry *dir);
+void unionfs_unlock_parent(struct vfsmount *mnt, struct dentry *dir);
+struct dentry *unionfs_lock_rename(struct vfsmount *mnt, struct dentry *d1,
+				   struct dentry *d2);
+void unionfs_unlock_rename(struct vfsmount *mnt, struct dentry *d1,
+			   struct dentry *d2);
+int unionfs_do_create(struct vfsmount *mnt, struct dentry *dir,
+		      struct dentry *d, umode_t mode);
+int unionfs_do_mkdir(struct vfsmount *mnt, struct dentry *dir,
+		     struct dentry *d, umode_t mode);
+int unionfs_do_mknod(struct vfsmount *mnt, struct dentry *dir,
+		     struct dentry *d, umode_t mode, dev_t rdev);
+int unionfs_do_symlink(struct vfsmount *mnt, struct dentry *dir,
+		       struct dentry *d, const char *target);
+int unionfs_do_link(struct vfsmount *mnt, struct dentry *old,
+		    struct dentry *dir, struct dentry *d);
+int unionfs_do_remove(struct vfsmount *mnt, struct dentry *dir,
+		      struct dentry *d);
+int unionfs_do_rename(struct vfsmount *mnt, struct dentry *odir,
+		      struct dentry *od, struct dentry *ndir,
+		      struct dentry *nd, unsigned int flags);
+int unionfs_do_setattr(struct vfsmount *mnt, struct dentry *d,
+		       struct iattr *attr);
+int __unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
+			  const char *name, const void *value, size_t size,
+			  int flags);
+int unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
+			const char *name, const void *value, size_t size,
+			int flags);
+int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
+			   const char *name);
+struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode);
+long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
+		       loff_t *opos, size_t len);
+
 /* odf.c */
 int unionfs_odf_resolve(struct fs_context *fc, struct unionfs_sb_info *sbi,
 			struct path *user_path);
@@ -258,9 +295,9 @@ int unionfs_ns_lookup_dir(struct dentry *dir, struct path *path);
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi);
 char *unionfs_union_path(struct dentry *dentry, char *buf, int len);
 
-/* intent.c: intents for directory renames, rolled forward at mount */
+/* intent.c: intents for renames, finished or dropped at mount */
 int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
-			 const char *dst, u64 *seq);
+			 const char *dst, u64 ino, u32 gen, u64 *seq);
 int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq);
 int unionfs_intent_replay(struct unionfs_sb_info *sbi);
 

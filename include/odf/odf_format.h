@@ -341,7 +341,8 @@ ODF_ASSERT_SIZE(struct odf_rdix_bucket, ODF_BLOCK_SIZE);
 /* ------------------------------------------------------------------ */
 #define ODF_INTENT_MAGIC	0x4946444fU	/* "ODFI" */
 #define ODF_INTENT_PREFIX	"intent-"
-#define ODF_INTENT_RENAME_DIR	1	/* src dir renamed to dst */
+#define ODF_INTENT_RENAME	1	/* src renamed to dst (section 9.5, 9.7) */
+#define ODF_INTENT_RENAME_DIR	ODF_INTENT_RENAME	/* its old name */
 #define ODF_INTENT_PATH_MAX	4096
 
 struct odf_intent {
@@ -353,7 +354,9 @@ struct odf_intent {
 	__le16	i_dst_len;		/* 14 bytes of the destination path */
 	__le64	i_seq;			/* 16 equals the name's number */
 	__le64	i_time;			/* 24 */
-	__le64	i_reserved[2];		/* 32 zero */
+	__le64	i_ino;			/* 32 upper inode renamed; 0 = unknown */
+	__le32	i_gen;			/* 40 its i_generation */
+	__le32	i_reserved;		/* 44 zero */
 	/* followed by the source then the destination union path */
 };
 

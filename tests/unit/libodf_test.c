@@ -231,7 +231,7 @@ START_TEST(test_intent_codec)
 	unsigned op;
 	__u64 seq;
 
-	len = odf_intent_encode(buf, ODF_INTENT_RENAME_DIR, 42, 1, "/a/old",
+	len = odf_intent_encode(buf, ODF_INTENT_RENAME, 42, 1, 0, 0, "/a/old",
 				"/b/new");
 	ck_assert_uint_eq(len, sizeof(struct odf_intent) + 12);
 	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
@@ -245,10 +245,19 @@ START_TEST(test_intent_codec)
 	buf[len - 1] ^= 1;
 	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
 					   &dst, &dl), ODF_BAD_CSUM);
-	len = odf_intent_encode(buf, 9, 42, 1, "/a", "/b");
+	len = odf_intent_encode(buf, 9, 42, 1, 0, 0, "/a", "/b");
 	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
 					   &dst, &dl), ODF_BAD_FIELD);
-	len = odf_intent_encode(buf, ODF_INTENT_RENAME_DIR, 42, 1, "/a/..",
+	/* the renamed object's inode and generation are any values */
+	len = odf_intent_encode(buf, ODF_INTENT_RENAME, 43, 1, 1ULL << 40,
+				0xdeadbeef, "/a", "/b");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
+					   &dst, &dl), ODF_GOOD);
+	ck_assert_uint_eq(ext2fs_le64_to_cpu(((struct odf_intent *)buf)->i_ino),
+			  1ULL << 40);
+	ck_assert_uint_eq(ext2fs_le32_to_cpu(((struct odf_intent *)buf)->i_gen),
+			  0xdeadbeef);
+	len = odf_intent_encode(buf, ODF_INTENT_RENAME, 42, 1, 0, 0, "/a/..",
 				"/b");
 	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
 					   &dst, &dl), ODF_BAD_FIELD);
@@ -449,9 +458,9 @@ START_TEST(test_vol_namespace)
 	ck_assert_int_eq(odf_ns_lookup(v, "/a", &ino), 0);
 	ck_assert(odf_is_dir(v->fs, ino));
 	/* an intent is kept by odfck; a finished one is gone */
-	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME_DIR, 5, "/p",
+	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME, 5, 0, 0, "/p",
 					"/q"), 0);
-	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME_DIR, 6, "/r",
+	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME, 6, 7, 8, "/r",
 					"/s"), 0);
 	ck_assert_int_eq(odf_intent_done(v, 6), 0);
 	ck_assert_int_eq(odf_list_dir(v->fs, v->ino_reclaim, &ents, &n), 0);

@@ -203,7 +203,7 @@ static void usage(void)
 "  rd-append DIRINO NAME | rd-tomb DIRINO NAME\n"
 "  rd-seek DIRINO ORD | rd-end DIRINO | rd-list DIRINO\n"
 "  reclaim-add NAME                   a pending reclaim subtree\n"
-"  intent-add SEQ SRC DST             a directory-rename intent\n"
+"  intent-add SEQ SRC DST [INO GEN]   a rename intent (of upper INO, GEN)\n"
 "  populate N                         N whiteouts, copy-ups, entries\n"
 "  poke FILE OFFSET HEX               write bytes into any file\n"
 "  create FILE                        empty regular file (full path)\n"
@@ -635,8 +635,10 @@ int main(int argc, char **argv)
 		if (err)
 			die(err, "adding a reclaim entry");
 	} else if (!strcmp(cmd, "intent-add")) {
-		need(argc + 3, 6, "intent-add SEQ SRC DST");
-		err = odf_intent_add(v, ODF_INTENT_RENAME_DIR, num(argv[0]),
+		need(argc + 3, 6, "intent-add SEQ SRC DST [INO GEN]");
+		err = odf_intent_add(v, ODF_INTENT_RENAME, num(argv[0]),
+				     argc > 4 ? num(argv[3]) : 0,
+				     argc > 4 ? num(argv[4]) : 0,
 				     argv[1], argv[2]);
 		if (err)
 			die(err, "adding an intent");

@@ -463,7 +463,8 @@ int odf_node_decode(const void *buf, size_t len, unsigned *type,
 /* ---- intents --------------------------------------------------------- */
 
 size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
-			 const char *src, const char *dst)
+			 __u64 ino, __u32 gen, const char *src,
+			 const char *dst)
 {
 	struct odf_intent in;
 	size_t sl = strlen(src), dl = strlen(dst), len;
@@ -480,6 +481,8 @@ size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
 	in.i_dst_len = ext2fs_cpu_to_le16(dl);
 	in.i_seq = ext2fs_cpu_to_le64(seq);
 	in.i_time = ext2fs_cpu_to_le64(time);
+	in.i_ino = ext2fs_cpu_to_le64(ino);
+	in.i_gen = ext2fs_cpu_to_le32(gen);
 	memcpy(buf, &in, sizeof(in));
 	memcpy((char *)buf + sizeof(in), src, sl);
 	memcpy((char *)buf + sizeof(in) + sl, dst, dl);
@@ -512,8 +515,7 @@ int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
 		return ODF_BAD_CSUM;
 	if (ext2fs_le16_to_cpu(in.i_version) != ODF_FORMAT_VERSION)
 		return ODF_BAD_VERSION;
-	if (ext2fs_le16_to_cpu(in.i_op) != ODF_INTENT_RENAME_DIR ||
-	    in.i_reserved[0] || in.i_reserved[1])
+	if (ext2fs_le16_to_cpu(in.i_op) != ODF_INTENT_RENAME || in.i_reserved)
 		return ODF_BAD_FIELD;
 	if (!redirect_valid((const char *)buf + sizeof(in), sl) ||
 	    !redirect_valid((const char *)buf + sizeof(in) + sl, dl))

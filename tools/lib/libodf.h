@@ -83,8 +83,10 @@ int odf_node_decode(const void *buf, size_t len, unsigned *type,
 
 /* ---- intents --------------------------------------------------------- */
 #define ODF_INTENT_BUF_MAX (sizeof(struct odf_intent) + 2 * ODF_INTENT_PATH_MAX)
+/* ino, gen: the upper object renamed (0, 0: unknown, the old form) */
 size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
-			 const char *src, const char *dst);
+			 __u64 ino, __u32 gen, const char *src,
+			 const char *dst);
 int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
 		      const char **src, size_t *slen, const char **dst,
 		      size_t *dlen);
@@ -226,7 +228,8 @@ errcode_t odf_rd_end(struct odf_vol *v, __u64 dir_ino, __u32 *end);
 /* intents in /reclaim: written completely under a temporary name, then
  * renamed into place, so a visible intent is always whole */
 errcode_t odf_intent_add(struct odf_vol *v, unsigned op, __u64 seq,
-			 const char *src, const char *dst);
+			 __u64 ino, __u32 gen, const char *src,
+			 const char *dst);
 errcode_t odf_intent_done(struct odf_vol *v, __u64 seq);
 
 /* layout */

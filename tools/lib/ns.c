@@ -242,7 +242,8 @@ static void intent_name(char *buf, size_t n, __u64 seq)
 }
 
 errcode_t odf_intent_add(struct odf_vol *v, unsigned op, __u64 seq,
-			 const char *src, const char *dst)
+			 __u64 uino, __u32 gen, const char *src,
+			 const char *dst)
 {
 	unsigned char *buf;
 	char name[40], tmp[48];
@@ -255,7 +256,7 @@ errcode_t odf_intent_add(struct odf_vol *v, unsigned op, __u64 seq,
 	buf = malloc(ODF_INTENT_BUF_MAX);
 	if (!buf)
 		return ENOMEM;
-	len = odf_intent_encode(buf, op, seq, time(NULL), src, dst);
+	len = odf_intent_encode(buf, op, seq, time(NULL), uino, gen, src, dst);
 	intent_name(name, sizeof(name), seq);
 	/* a damaged intent is deleted by odfck, so a torn write is
 	 * harmless, but a whole file under its final name is simpler */

@@ -195,8 +195,8 @@ static const struct odf_problem table[] = {
 	/* ---- pass 5 ---- */
 	{ PR_5_RECLAIM, "reclaim entry /reclaim/%S was not finished.",
 	  PROMPT_FINISH, PR_PREEN_OK },
-	{ PR_5_INTENT_PENDING, "intent /reclaim/%S (rename of directory %P "
-	  "to %T) is pending; the module completes it at the next mount.",
+	{ PR_5_INTENT_PENDING, "intent /reclaim/%S (rename of %P "
+	  "to %T) is pending; the module finishes or drops it at the next mount.",
 	  PROMPT_NONE, PR_NOTICE },
 	{ PR_5_INTENT_BAD, "intent /reclaim/%S is damaged (%T); it was never "
 	  "committed.", PROMPT_DELETE, PR_PREEN_OK },

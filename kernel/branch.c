@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * odf-unionfs: the one layer through which the module changes a branch or
+ * the ODF (unionfs_do_*).
+ *
+ * Every change is made on a private mount of its own (branch roots are
+ * cloned at mount, the ODF is mounted or cloned privately) and only after
+ * write access to that mount was taken with mnt_want_write(), as the
+ * system calls do: a frozen file system makes the union wait until it is
+ * thawed, and a read-only one refuses the change.
+ *
+ * Write access comes before the parent's i_rwsem, in the VFS's order
+ * (sb_writers, then i_rwsem): unionfs_lock_parent() and
+ * unionfs_lock_rename() take both, and the unionfs_do_* calls between
+ * them and their unlock are the only places the module calls a vfs_*
+ * function that changes something.  Changes that take no parent lock
+ * (attributes, extended attributes, O_TMPFILE) take write access
+ * themselves.  Nothing here may be called with write access to the same
+ * mount already held by this task: sb_start_write() does not nest when a
+ * freeze is pending.
+ */
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/splice.h>
+#include <linux/xattr.h>
+#include "unionfs.h"
+
+int unionfs_lock_parent(struct vfsmount *mnt, struct dentry *dir)
+{
+	int err = mnt_want_write(mnt);
+
+	if (!err)
+		inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	return err;
+}
+
+void unionfs_unlock_parent(struct vfsmount *mnt, struct dentry *dir)
+{
+	inode_unlock(d_inode(dir));
+	mnt_drop_write(mnt);
+}
+
+/* lock_rename() with write access; returns its trap or an ERR_PTR. */
+struct dentry *unionfs_lock_rename(struct vfsmount *mnt, struct dentry *d1,
+				   struct dentry *d2)
+{
+	int err = mnt_want_write(mnt);
+
+	if (err)
+		return ERR_PTR(err);
+	return lock_rename(d1, d2);
+}
+
+void unionfs_unlock_rename(struct vfsmount *mnt, struct dentry *d1,
+			   struct dentry *d2)
+{
+	unlock_rename(d1, d2);
+	mnt_drop_write(mnt);
+}
+
+/* Between unionfs_lock_parent() and unionfs_unlock_parent(): */
+int unionfs_do_create(struct vfsmount *mnt, struct dentry *dir,
+		      struct dentry *d, umode_t mode)
+{
+	return vfs_create(unionfs_mnt_idmap(mnt), d_inode(dir), d, mode, true);
+}
+
+int unionfs_do_mkdir(struct vfsmount *mnt, struct dentry *dir,
+		     struct dentry *d, umode_t mode)
+{
+	int err = vfs_mkdir(unionfs_mnt_idmap(mnt), d_inode(dir), d, mode);
+
+	/* Every file system we stack on instantiates the dentry in place. */
+	if (!err && d_unhashed(d))
+		err = -EIO;
+	return err;
+}
+
+int unionfs_do_mknod(struct vfsmount *mnt, struct dentry *dir,
+		     struct dentry *d, umode_t mode, dev_t rdev)
+{
+	return vfs_mknod(unionfs_mnt_idmap(mnt), d_inode(dir), d, mode, rdev);
+}
+
+int unionfs_do_symlink(struct vfsmount *mnt, struct dentry *dir,
+		       struct dentry *d, const char *target)
+{
+	return vfs_symlink(unionfs_mnt_idmap(mnt), d_inode(dir), d, target);
+}
+
+int unionfs_do_link(struct vfsmount *mnt, struct dentry *old,
+		    struct dentry *dir, struct dentry *d)
+{
+	return vfs_link(old, unionfs_mnt_idmap(mnt), d_inode(dir), d, NULL);
+}
+
+/* Unlink or rmdir @d, which must still be @dir's child. */
+int unionfs_do_remove(struct vfsmount *mnt, struct dentry *dir,
+		      struct dentry *d)
+{
+	if (d->d_parent != dir || d_unhashed(d) || d_is_negative(d))
+		return -ESTALE;
+	if (d_can_lookup(d))
+		return vfs_rmdir(unionfs_mnt_idmap(mnt), d_inode(dir), d);
+	return vfs_unlink(unionfs_mnt_idmap(mnt), d_inode(dir), d, NULL);
+}
+
+/* Between unionfs_lock_rename() (or lock_parent, one dir) and unlock. */
+int unionfs_do_rename(struct vfsmount *mnt, struct dentry *odir,
+		      struct dentry *od, struct dentry *ndir,
+		      struct dentry *nd, unsigned int flags)
+{
+	struct renamedata rd = {
+		.old_mnt_userns = unionfs_mnt_idmap(mnt),
+		.old_dir = d_inode(odir),
+		.old_dentry = od,
+		.new_mnt_userns = unionfs_mnt_idmap(mnt),
+		.new_dir = d_inode(ndir),
+		.new_dentry = nd,
+		.flags = flags,
+	};
+
+	return vfs_rename(&rd);
+}
+
+/* Changes that take their own locks. */
+int unionfs_do_setattr(struct vfsmount *mnt, struct dentry *d,
+		       struct iattr *attr)
+{
+	int err = mnt_want_write(mnt);
+
+	if (err)
+		return err;
+	inode_lock(d_inode(d));
+	err = notify_change(unionfs_mnt_idmap(mnt), d, attr, NULL);
+	inode_unlock(d_inode(d));
+	mnt_drop_write(mnt);
+	return err;
+}
+
+/* With write access already held (a node change, ns.c). */
+int __unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
+			  const char *name, const void *value, size_t size,
+			  int flags)
+{
+	return vfs_setxattr(unionfs_mnt_idmap(mnt), d, name, value, size, flags);
+}
+
+int unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
+			const char *name, const void *value, size_t size,
+			int flags)
+{
+	int err = mnt_want_write(mnt);
+
+	if (err)
+		return err;
+	err = __unionfs_do_setxattr(mnt, d, name, value, size, flags);
+	mnt_drop_write(mnt);
+	return err;
+}
+
+int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
+			   const char *name)
+{
+	int err = mnt_want_write(mnt);
+
+	if (err)
+		return err;
+	err = vfs_removexattr(unionfs_mnt_idmap(mnt), d, name);
+	mnt_drop_write(mnt);
+	return err;
+}
+
+/* An O_TMPFILE in @dir, opened for writing on @dir's (private) mount. */
+struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode)
+{
+	struct file *f;
+	int err = mnt_want_write(dir->mnt);
+
+	if (err)
+		return ERR_PTR(err);
+	f = vfs_tmpfile_open(unionfs_mnt_idmap(dir->mnt), dir, mode,
+			     O_LARGEFILE | O_WRONLY, current_cred());
+	mnt_drop_write(dir->mnt);
+	return f;
+}
+
+/* Copy bytes into @out: freeze protection as for write(2). */
+long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
+		       loff_t *opos, size_t len)
+{
+	long n;
+
+	file_start_write(out);
+	n = do_splice_direct(in, ppos, out, opos, len, 0);
+	file_end_write(out);
+	return n;
+}
