@@ -215,6 +215,15 @@ static int unionfs_ns_create_dir(struct unionfs_sb_info *sbi, struct inode *dir,
 	return err;
 }
 
+static int unionfs_ns_replace(struct unionfs_sb_info *sbi, struct dentry *pdir,
+			      struct dentry **d,
+			      int (*make)(struct unionfs_sb_info *sbi,
+					  struct inode *dir, struct dentry *d,
+					  unsigned int type),
+			      unsigned int type);
+static int unionfs_ns_make_dir(struct unionfs_sb_info *sbi, struct inode *dir,
+			       struct dentry *d, unsigned int type);
+
 /*
  * The node directory of union directory @dir, created (plain) with its
  * parents as needed.  A whiteout in the way is the W2 case: a directory
@@ -246,15 +255,10 @@ static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, const char *dirpath,
 		} else if (d_is_negative(child)) {
 			err = unionfs_ns_create_dir(sbi, cdir, child, 0);
 		} else if (d_is_reg(child)) {
-			err = unionfs_do_remove(sbi->ns.mnt, cur, child);
-			if (!err) {
-				dput(child);
-				child = lookup_one_len(comp, cur, strlen(comp));
-				err = PTR_ERR_OR_ZERO(child);
-			}
-			if (!err)
-				err = unionfs_ns_create_dir(sbi, cdir, child,
-							    ODF_NODE_OPAQUE);
+			/* One exchange: the name is never without a node. */
+			err = unionfs_ns_replace(sbi, cur, &child,
+						 unionfs_ns_make_dir,
+						 ODF_NODE_OPAQUE);
 		} else if (!d_can_lookup(child)) {
 			err = -EUCLEAN;
 		}
@@ -530,9 +534,9 @@ int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
 		goto out;
 	if (d_is_negative(node))
 		err = unionfs_ns_create_dir(sbi, d_inode(pdir.dentry), node, 0);
-	else if (d_is_reg(node))
+	else if (d_is_reg(node))	/* born with its record (9.3) */
 		err = unionfs_ns_replace(sbi, pdir.dentry, &node,
-					 unionfs_ns_make_dir, 0);
+					 unionfs_ns_make_dir, type);
 	else if (!d_can_lookup(node))
 		err = -EUCLEAN;
 	if (!err && (type || redirect)) {
