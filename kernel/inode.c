@@ -87,6 +87,33 @@ void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
 	smp_store_release(&ui->lower, igrab(upper));
 }
 
+/*
+ * The inode flags of the real inode that decide what the VFS lets a
+ * caller do on the union inode.  The others describe the branch inode
+ * alone (S_NOSEC, S_DAX, S_PRIVATE, S_ENCRYPTED, S_AUTOMOUNT, ...) and
+ * would be wrong, some of them dangerous, on the union inode.
+ */
+#define UNIONFS_COPY_I_FLAGS	(S_SYNC | S_NOATIME | S_APPEND | S_IMMUTABLE)
+
+/*
+ * Mirror the attributes of @real, the branch object behind @inode: what
+ * fsstack_copy_attr_all() copies, but only the inode flags above.
+ */
+void unionfs_copy_attr(struct inode *inode, const struct inode *real)
+{
+	inode->i_mode = real->i_mode;
+	inode->i_uid = real->i_uid;
+	inode->i_gid = real->i_gid;
+	inode->i_rdev = real->i_rdev;
+	inode->i_atime = real->i_atime;
+	inode->i_mtime = real->i_mtime;
+	inode->i_ctime = real->i_ctime;
+	inode->i_blkbits = real->i_blkbits;
+	set_nlink(inode, real->i_nlink);
+	inode_set_flags(inode, real->i_flags & UNIONFS_COPY_I_FLAGS,
+			UNIONFS_COPY_I_FLAGS);
+}
+
 /* A uino for a readdir entry of the upper branch: maps, no generation. */
 static int unionfs_uino_upper(struct super_block *sb, u64 lower_ino, u64 *uino)
 {
@@ -196,7 +223,7 @@ struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 
 	inode->i_ino = ino;
 	inode->i_mode = lower->i_mode;
-	fsstack_copy_attr_all(inode, lower);
+	unionfs_copy_attr(inode, lower);
 	fsstack_copy_inode_size(inode, lower);
 	switch (lower->i_mode & S_IFMT) {
 	case S_IFDIR:
@@ -233,7 +260,7 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	if (err)
 		return err;
 	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
-		fsstack_copy_attr_all(inode, d_inode(real.dentry));
+		unionfs_copy_attr(inode, d_inode(real.dentry));
 	/*
 	 * A copied-up hard link: its lower names that still show the lower
 	 * object count too (docs/odf-format.md section 4).
@@ -313,7 +340,7 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 	inode_unlock(d_inode(upper));
 	revert_creds(old_cred);
 	if (!err) {
-		fsstack_copy_attr_all(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(upper));
 		fsstack_copy_inode_size(inode, d_inode(upper));
 	}
 	return err;
@@ -369,7 +396,7 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 	else
 		err = vfs_removexattr(uidmap, upper, name);
 	if (!err)
-		fsstack_copy_attr_all(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(upper));
 	return err;
 }
 
