@@ -736,4 +736,5 @@ const struct inode_operations unionfs_dir_iops = {
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
+	.unionfs_get_acl_op = unionfs_get_acl,
 };
