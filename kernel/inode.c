@@ -449,7 +449,10 @@ static int unionfs_xattr_get(const struct xattr_handler *handler,
 /*
  * Setting or removing (@value NULL) an attribute copies the object up;
  * the upper branch then applies its own rules with the caller's
- * credentials.
+ * credentials.  The VFS checked the union inode for user.* and trusted.*
+ * names (xattr_permission()); an ACL may be set only by the owner, which
+ * must be checked before the copy-up too, so that a refused setfacl
+ * copies nothing.
  */
 static int unionfs_xattr_set(const struct xattr_handler *handler,
 			     unionfs_idmap_t *idmap, struct dentry *dentry,
@@ -460,6 +463,10 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 	struct dentry *upper;
 	int err;
 
+	if ((!strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS) ||
+	     !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT)) &&
+	    !inode_owner_or_capable(&init_user_ns, inode))
+		return -EPERM;
 	err = unionfs_copy_up(dentry);
 	if (err)
 		return err;
