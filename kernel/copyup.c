@@ -87,22 +87,36 @@ static bool unionfs_xattr_fs_private(const struct path *lower, const char *name)
  * the copy then got ACLs the lower object does not have, maybe granting
  * what the lower object denies.  Remove them.
  */
+static int unionfs_drop_acl(struct super_block *sb, struct dentry *upper,
+			    const char *name)
+{
+	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
+	ssize_t size;
+	int err;
+
+	/* Look first: removing costs a transaction even when there is none. */
+	size = vfs_getxattr(uidmap, upper, name, NULL, 0);
+	if (size == -ENODATA || size == -EOPNOTSUPP)
+		return 0;
+	if (size < 0)
+		return size;
+	err = vfs_removexattr(uidmap, upper, name);
+	return err == -ENODATA ? 0 : err;
+}
+
 static int unionfs_drop_inherited_acls(struct super_block *sb,
 				       struct dentry *upper, bool has_access,
 				       bool has_default)
 {
-	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
 	int err = 0;
 
 	if (!IS_POSIXACL(d_inode(upper)))
 		return 0;
 	if (!has_access)
-		err = vfs_removexattr(uidmap, upper, XATTR_NAME_POSIX_ACL_ACCESS);
-	if ((!err || err == -ENODATA) && !has_default &&
-	    d_is_dir(upper))
-		err = vfs_removexattr(uidmap, upper,
-				      XATTR_NAME_POSIX_ACL_DEFAULT);
-	return err == -ENODATA || err == -EOPNOTSUPP ? 0 : err;
+		err = unionfs_drop_acl(sb, upper, XATTR_NAME_POSIX_ACL_ACCESS);
+	if (!err && !has_default && d_is_dir(upper))
+		err = unionfs_drop_acl(sb, upper, XATTR_NAME_POSIX_ACL_DEFAULT);
+	return err;
 }
 
 /*
