@@ -15,8 +15,8 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs_stack.h>
-#include <linux/namei.h>
 #include <linux/magic.h>
+#include <linux/namei.h>
 #include <linux/posix_acl_xattr.h>
 #include <linux/sched/signal.h>
 #include <linux/security.h>

@@ -291,20 +291,6 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 }
 
 /*
- * Two checks, as on a branch: the caller's right on the union inode
- * (owner, mode and, through unionfs_get_acl(), the ACLs of the real
- * inode; and the LSMs, which inode_permission() asked about the union
- * inode already), then the mounter's right on the real inode, because
- * the union acts on the branch with the mounter's credentials.
- *
- * Writing to an object of a lower branch means copying it up: the branch
- * itself is not written (it may be a read-only file system), but the
- * mounter must be able to read it to copy it.
- *
- * Called in RCU walk mode too (MAY_NOT_BLOCK): nothing here sleeps, and
- * unionfs_get_acl() answers -ECHILD when it would have to.
- */
-/*
  * The owner and mode the union inode mirrors may be older than the real
  * inode's (a change made on the branch directly): the check decides on
  * the real inode's as they are now.  Lockless, like the RCU-walk caller;
@@ -325,6 +311,20 @@ static void unionfs_refresh_perm_attr(struct inode *inode,
 		WRITE_ONCE(inode->i_gid, gid);
 }
 
+/*
+ * Two checks, as on a branch: the caller's right on the union inode
+ * (owner, mode and, through unionfs_get_acl(), the ACLs of the real
+ * inode; and the LSMs, which inode_permission() asked about the union
+ * inode already), then the mounter's right on the real inode, because
+ * the union acts on the branch with the mounter's credentials.
+ *
+ * Writing to an object of a lower branch means copying it up: the branch
+ * itself is not written (it may be a read-only file system), but the
+ * mounter must be able to read it to copy it.
+ *
+ * Called in RCU walk mode too (MAY_NOT_BLOCK): nothing here sleeps, and
+ * unionfs_get_acl() answers -ECHILD when it would have to.
+ */
 int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 {
 	/* Pairs with unionfs_inode_copied_up(): bindex 0 is the upper. */
