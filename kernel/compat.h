@@ -21,6 +21,19 @@ typedef struct mnt_idmap unionfs_idmap_t;
 #endif
 
 /*
+ * 6.2 renamed the inode operation that gives the VFS an inode's ACL for
+ * permission checks from ->get_acl to ->get_inode_acl (same arguments),
+ * and get_acl() to get_inode_acl().
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define unionfs_get_acl_op		get_acl
+#define unionfs_real_get_acl(inode, type)	get_acl(inode, type)
+#else
+#define unionfs_get_acl_op		get_inode_acl
+#define unionfs_real_get_acl(inode, type)	get_inode_acl(inode, type)
+#endif
+
+/*
  * Exported by fs/namei.c (EXPORT_SYMBOL) but declared only in the
  * private fs/internal.h: walk a relative path below a given dentry.
  */

@@ -15,8 +15,11 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs_stack.h>
+#include <linux/magic.h>
 #include <linux/namei.h>
+#include <linux/posix_acl_xattr.h>
 #include <linux/sched/signal.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/splice.h>
 #include <linux/xattr.h>
@@ -67,19 +70,75 @@ static int unionfs_copy_data(struct file *in, struct file *out, loff_t size)
 	return 0;
 }
 
-/* Copy every extended attribute the upper branch accepts. */
+/*
+ * XFS lists each ACL twice: as system.posix_acl_* and as the
+ * trusted.SGI_ACL_* attribute that holds it on disk.  The ACL is copied
+ * by its system name; the on-disk name means nothing on another branch.
+ */
+static bool unionfs_xattr_fs_private(const struct path *lower, const char *name)
+{
+	return lower->mnt->mnt_sb->s_magic == XFS_SUPER_MAGIC &&
+	       !strncmp(name, XATTR_TRUSTED_PREFIX "SGI_ACL_",
+			XATTR_TRUSTED_PREFIX_LEN + 8);
+}
+
+/*
+ * The copy was made in the upper parent, which may have a default ACL:
+ * the copy then got ACLs the lower object does not have, maybe granting
+ * what the lower object denies.  Remove them.
+ */
+static int unionfs_drop_acl(struct super_block *sb, struct dentry *upper,
+			    const char *name)
+{
+	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
+	ssize_t size;
+	int err;
+
+	/* Look first: removing costs a transaction even when there is none. */
+	size = vfs_getxattr(uidmap, upper, name, NULL, 0);
+	if (size == -ENODATA || size == -EOPNOTSUPP)
+		return 0;
+	if (size < 0)
+		return size;
+	err = unionfs_do_removexattr(unionfs_upper_mnt(sb), upper, name);
+	return err == -ENODATA ? 0 : err;
+}
+
+static int unionfs_drop_inherited_acls(struct super_block *sb,
+				       struct dentry *upper, bool has_access,
+				       bool has_default)
+{
+	int err = 0;
+
+	if (!IS_POSIXACL(d_inode(upper)))
+		return 0;
+	if (!has_access)
+		err = unionfs_drop_acl(sb, upper, XATTR_NAME_POSIX_ACL_ACCESS);
+	if (!err && !has_default && d_is_dir(upper))
+		err = unionfs_drop_acl(sb, upper, XATTR_NAME_POSIX_ACL_DEFAULT);
+	return err;
+}
+
+/*
+ * Copy every extended attribute the upper branch accepts and the LSMs
+ * let through (they may keep their own labels off the copy).
+ */
 static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 			       struct dentry *upper)
 {
 	unionfs_idmap_t *lidmap = unionfs_mnt_idmap(lower->mnt);
 	ssize_t list_size, size;
 	char *names, *name, *value = NULL;
+	bool has_access = false, has_default = false;
 	size_t vsize = 0;
 	int err = 0;
 
 	list_size = vfs_listxattr(lower->dentry, NULL, 0);
-	if (list_size <= 0)
-		return list_size == -EOPNOTSUPP ? 0 : list_size;
+	if (list_size <= 0) {
+		if (list_size && list_size != -EOPNOTSUPP)
+			return list_size;
+		return unionfs_drop_inherited_acls(sb, upper, false, false);
+	}
 	names = kvzalloc(list_size, GFP_KERNEL);
 	if (!names)
 		return -ENOMEM;
@@ -90,6 +149,16 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 	}
 	for (name = names; name < names + list_size && !err;
 	     name += strlen(name) + 1) {
+		if (unionfs_xattr_fs_private(lower, name))
+			continue;
+		err = security_inode_copy_up_xattr(name);
+		if (err < 0 && err != -EOPNOTSUPP)
+			break;
+		if (err == 1) {		/* the LSM discards it */
+			err = 0;
+			continue;
+		}
+		err = 0;
 		size = vfs_getxattr(lidmap, lower->dentry, name, NULL, 0);
 		if (size == -ENODATA)
 			continue;
@@ -113,12 +182,19 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 		}
 		err = unionfs_do_setxattr(unionfs_upper_mnt(sb), upper, name,
 					  value, size, 0);
+		if (!err && !strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS))
+			has_access = true;
+		if (!err && !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT))
+			has_default = true;
 		if (err == -EOPNOTSUPP) {
 			pr_warn_ratelimited("copy-up: branch '%s' does not support the extended attribute '%s'; not copied\n",
 					    unionfs_branch(sb, 0)->name, name);
 			err = 0;
 		}
 	}
+	if (!err)
+		err = unionfs_drop_inherited_acls(sb, upper, has_access,
+						  has_default);
 out:
 	kvfree(value);
 	kvfree(names);
@@ -305,6 +381,14 @@ static void unionfs_invalidate_aliases(struct inode *inode,
 	spin_unlock(&inode->i_lock);
 }
 
+/* The lower object @inode shows, or was copied up from; NULL if none. */
+static struct inode *unionfs_shown_lower(struct inode *inode)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+
+	return ui->bindex ? ui->lower : ui->origin;
+}
+
 /*
  * Copy up @dentry, whose parent is on the upper branch already.  The
  * inode's copyup_lock is held throughout: unlink, rmdir and rename of a
@@ -315,10 +399,11 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 {
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
-	struct inode *inode = d_inode(dentry);
+	struct inode *inode = d_inode(dentry), *shown;
 	struct dentry *parent, *ud;
 	struct path lower, uparent;
-	const struct cred *old_cred;
+	const struct cred *old_cred, *lsm_old_cred = NULL;
+	struct cred *lsm_cred = NULL;
 	struct unionfs_rd_txn rdt;
 	unsigned int lbindex;
 	struct kstat st;
@@ -347,10 +432,31 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		di->alias = d_find_any_alias(unionfs_lower_inode(inode));
 	}
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
+	/* An LSM may want the copy made with credentials of its own. */
+	err = security_inode_copy_up(dentry, &lsm_cred);
+	if (err < 0)
+		goto out;
+	if (lsm_cred)
+		lsm_old_cred = override_creds(lsm_cred);
 	lower = unionfs_top_lower(dentry)->path;
 	lbindex = unionfs_top_lower(dentry)->bindex;
+	/*
+	 * Copy what the union inode shows and nothing else: the branch
+	 * dentry keeps its inode, but check, so that no object put at the
+	 * name on the branch since (a symlink, say) is ever copied or
+	 * followed.  Nothing here follows a link: the lower object is
+	 * opened by its dentry, the upper names are looked up one
+	 * component at a time and must be negative.
+	 */
+	err = -ESTALE;
+	shown = unionfs_shown_lower(inode);
+	if (!di->alias && shown && d_inode(lower.dentry) != shown)
+		goto out;
 	err = vfs_getattr(&lower, &st, STATX_BASIC_STATS, AT_STATX_SYNC_AS_STAT);
 	if (err)
+		goto out;
+	err = -ESTALE;
+	if ((st.mode ^ inode->i_mode) & S_IFMT)
 		goto out;
 
 	parent = dget_parent(dentry);
@@ -412,6 +518,10 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 out_parent:
 	dput(parent);
 out:
+	if (lsm_cred) {
+		revert_creds(lsm_old_cred);
+		put_cred(lsm_cred);
+	}
 	revert_creds(old_cred);
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 	if (err && err != -EINTR)

@@ -77,7 +77,7 @@ static struct dentry *unionfs_upper_child(struct dentry *dentry,
 /* The union directory's attributes follow its upper directory. */
 static void unionfs_dir_changed(struct inode *dir, struct dentry *uparent)
 {
-	fsstack_copy_attr_all(dir, d_inode(uparent));
+	unionfs_copy_attr(dir, d_inode(uparent));
 	fsstack_copy_inode_size(dir, d_inode(uparent));
 }
 
@@ -809,4 +809,5 @@ const struct inode_operations unionfs_dir_iops = {
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
+	.unionfs_get_acl_op = unionfs_get_acl,
 };

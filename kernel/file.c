@@ -6,6 +6,7 @@
  * it; mmap maps the branch file itself, so the page cache is the branch's
  * and there is one copy of each page.
  */
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs_stack.h>
 #include <linux/mm.h>
@@ -16,6 +17,31 @@
 static struct file *unionfs_real_file(const struct file *file)
 {
 	return file->private_data;
+}
+
+/*
+ * The VFS checked the caller's right on the union inode and, through
+ * unionfs_permission(), the mounter's right to read a lower file for
+ * copy-up.  The file opened now may be another one (the copy): check
+ * the mounter's right to open it as asked, as a branch would.
+ */
+static int unionfs_may_open_real(struct file *file, const struct path *real)
+{
+	const struct cred *old_cred;
+	int mask = MAY_OPEN;
+	int err;
+
+	if (file->f_mode & FMODE_READ)
+		mask |= MAY_READ;
+	if (file->f_mode & FMODE_WRITE)
+		mask |= MAY_WRITE;
+	if (file->f_flags & O_APPEND)
+		mask |= MAY_APPEND;
+	old_cred = unionfs_override_creds(file_inode(file)->i_sb);
+	err = inode_permission(unionfs_mnt_idmap(real->mnt),
+			       d_inode(real->dentry), mask);
+	revert_creds(old_cred);
+	return err;
 }
 
 /*
@@ -38,6 +64,9 @@ static int unionfs_open(struct inode *inode, struct file *file)
 			return err;
 	}
 	unionfs_real_path(dentry, &real);
+	err = unionfs_may_open_real(file, &real);
+	if (err)
+		return err;
 	realfile = dentry_open(&real,
 			       file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC),
 			       current_cred());
@@ -98,6 +127,12 @@ static ssize_t unionfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	file_end_write(realfile);
 	fsstack_copy_inode_size(inode, file_inode(realfile));
 	fsstack_copy_attr_times(inode, file_inode(realfile));
+	/*
+	 * The branch file system cleared the set-id bits if the writer may
+	 * not keep them (it runs with the caller's credentials, as on the
+	 * branch itself).
+	 */
+	inode->i_mode = file_inode(realfile)->i_mode;
 	inode_unlock(inode);
 	return ret;
 }

@@ -8,8 +8,10 @@
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
+#include <linux/cred.h>
 #include <linux/fs_stack.h>
 #include <linux/namei.h>
+#include <linux/posix_acl.h>
 #include <linux/slab.h>
 #include <linux/xattr.h>
 #include "unionfs.h"
@@ -82,9 +84,37 @@ void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
 	struct unionfs_inode_info *ui = UNIONFS_I(inode);
 
 	ui->origin = ui->lower;
-	ui->bindex = 0;
 	/* Lockless readers (permission in RCU walk) see origin set first. */
 	smp_store_release(&ui->lower, igrab(upper));
+	/* They see the upper inode once they see bindex 0. */
+	smp_store_release(&ui->bindex, 0);
+}
+
+/*
+ * The inode flags of the real inode that decide what the VFS lets a
+ * caller do on the union inode.  The others describe the branch inode
+ * alone (S_NOSEC, S_DAX, S_PRIVATE, S_ENCRYPTED, S_AUTOMOUNT, ...) and
+ * would be wrong, some of them dangerous, on the union inode.
+ */
+#define UNIONFS_COPY_I_FLAGS	(S_SYNC | S_NOATIME | S_APPEND | S_IMMUTABLE)
+
+/*
+ * Mirror the attributes of @real, the branch object behind @inode: what
+ * fsstack_copy_attr_all() copies, but only the inode flags above.
+ */
+void unionfs_copy_attr(struct inode *inode, const struct inode *real)
+{
+	inode->i_mode = real->i_mode;
+	inode->i_uid = real->i_uid;
+	inode->i_gid = real->i_gid;
+	inode->i_rdev = real->i_rdev;
+	inode->i_atime = real->i_atime;
+	inode->i_mtime = real->i_mtime;
+	inode->i_ctime = real->i_ctime;
+	inode->i_blkbits = real->i_blkbits;
+	set_nlink(inode, real->i_nlink);
+	inode_set_flags(inode, real->i_flags & UNIONFS_COPY_I_FLAGS,
+			UNIONFS_COPY_I_FLAGS);
 }
 
 /* A uino for a readdir entry of the upper branch: maps, no generation. */
@@ -196,8 +226,16 @@ struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 
 	inode->i_ino = ino;
 	inode->i_mode = lower->i_mode;
-	fsstack_copy_attr_all(inode, lower);
+	unionfs_copy_attr(inode, lower);
 	fsstack_copy_inode_size(inode, lower);
+#ifdef CONFIG_FS_POSIX_ACL
+	/*
+	 * The ACLs are the real inode's, and the real inode changes at
+	 * copy-up: the VFS asks unionfs_get_acl() every time.
+	 */
+	inode->i_acl = ACL_DONT_CACHE;
+	inode->i_default_acl = ACL_DONT_CACHE;
+#endif
 	switch (lower->i_mode & S_IFMT) {
 	case S_IFDIR:
 		inode->i_op = &unionfs_dir_iops;
@@ -233,7 +271,7 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	if (err)
 		return err;
 	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
-		fsstack_copy_attr_all(inode, d_inode(real.dentry));
+		unionfs_copy_attr(inode, d_inode(real.dentry));
 	/*
 	 * A copied-up hard link: its lower names that still show the lower
 	 * object count too (docs/odf-format.md section 4).
@@ -253,34 +291,96 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 }
 
 /*
- * The branch decides: its owner, mode, ACLs and the branch mount's id
- * mapping.  Called in RCU walk mode too, which inode_permission supports.
- * Writing to an object of a lower branch means copying it up: the write
- * permission is checked against its owner and mode (the branch may be a
- * read-only file system), the rest by the branch.
+ * The owner and mode the union inode mirrors may be older than the real
+ * inode's (a change made on the branch directly): the check decides on
+ * the real inode's as they are now.  Lockless, like the RCU-walk caller;
+ * every writer copies from the same real inode.
+ */
+static void unionfs_refresh_perm_attr(struct inode *inode,
+				      const struct inode *real)
+{
+	umode_t mode = READ_ONCE(real->i_mode);
+	kuid_t uid = READ_ONCE(real->i_uid);
+	kgid_t gid = READ_ONCE(real->i_gid);
+
+	if (inode->i_mode != mode)
+		WRITE_ONCE(inode->i_mode, mode);
+	if (!uid_eq(inode->i_uid, uid))
+		WRITE_ONCE(inode->i_uid, uid);
+	if (!gid_eq(inode->i_gid, gid))
+		WRITE_ONCE(inode->i_gid, gid);
+}
+
+/*
+ * Two checks, as on a branch: the caller's right on the union inode
+ * (owner, mode and, through unionfs_get_acl(), the ACLs of the real
+ * inode; and the LSMs, which inode_permission() asked about the union
+ * inode already), then the mounter's right on the real inode, because
+ * the union acts on the branch with the mounter's credentials.
+ *
+ * Writing to an object of a lower branch means copying it up: the branch
+ * itself is not written (it may be a read-only file system), but the
+ * mounter must be able to read it to copy it.
+ *
+ * Called in RCU walk mode too (MAY_NOT_BLOCK): nothing here sleeps, and
+ * unionfs_get_acl() answers -ECHILD when it would have to.
  */
 int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 {
-	struct inode *lower = unionfs_lower_inode(inode);
-	unsigned int bindex = READ_ONCE(UNIONFS_I(inode)->bindex);
+	/* Pairs with unionfs_inode_copied_up(): bindex 0 is the upper. */
+	unsigned int bindex = smp_load_acquire(&UNIONFS_I(inode)->bindex);
+	struct inode *real = unionfs_lower_inode(inode);
+	const struct cred *old_cred;
 	struct vfsmount *mnt;
 	int err;
 
-	if (!lower)
+	if (!real)
 		return -ESTALE;
+	unionfs_refresh_perm_attr(inode, real);
+	err = generic_permission(&init_user_ns, inode, mask);
+	if (err)
+		return err;
+
 	mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
-	if ((mask & (MAY_WRITE | MAY_APPEND)) &&
-	    bindex &&
-	    !special_file(lower->i_mode)) {
-		err = generic_permission(&init_user_ns, inode, mask);
-		if (err)
-			return err;
+	if (bindex && (mask & (MAY_WRITE | MAY_APPEND)) &&
+	    !special_file(real->i_mode)) {
 		mask &= ~(MAY_WRITE | MAY_APPEND);
-		if (!(mask & (MAY_READ | MAY_EXEC)))
-			return 0;
+		mask |= MAY_READ;
 	}
-	return inode_permission(unionfs_mnt_idmap(mnt), lower, mask);
+	old_cred = override_creds(UNIONFS_SB(inode->i_sb)->creator_cred);
+	err = inode_permission(unionfs_mnt_idmap(mnt), real, mask);
+	revert_creds(old_cred);
+	return err;
 }
+
+#ifdef CONFIG_FS_POSIX_ACL
+/*
+ * The ACL of the real inode, read with the mounter's credentials.  In RCU
+ * walk mode only a cached ACL can be used; get_cached_acl_rcu() takes no
+ * reference, so neither do we.
+ *
+ * The ACL is passed on as the branch file system stores it, like the
+ * owner (unionfs_copy_attr()): the union does not apply the id mapping
+ * of an idmapped branch mount to either.
+ */
+struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu)
+{
+	struct inode *real = unionfs_lower_inode(inode);
+	const struct cred *old_cred;
+	struct posix_acl *acl;
+
+	if (!real)
+		return rcu ? ERR_PTR(-ECHILD) : ERR_PTR(-ESTALE);
+	if (!IS_POSIXACL(real))
+		return NULL;
+	if (rcu)
+		return get_cached_acl_rcu(real, type);
+	old_cred = override_creds(UNIONFS_SB(inode->i_sb)->creator_cred);
+	acl = unionfs_real_get_acl(real, type);
+	revert_creds(old_cred);
+	return acl;
+}
+#endif
 
 /*
  * Attribute changes copy the object up, then apply to the upper object
@@ -310,7 +410,7 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 	err = unionfs_do_setattr(unionfs_upper_mnt(dentry->d_sb), upper, attr);
 	revert_creds(old_cred);
 	if (!err) {
-		fsstack_copy_attr_all(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(upper));
 		fsstack_copy_inode_size(inode, d_inode(upper));
 	}
 	return err;
@@ -346,7 +446,10 @@ static int unionfs_xattr_get(const struct xattr_handler *handler,
 /*
  * Setting or removing (@value NULL) an attribute copies the object up;
  * the upper branch then applies its own rules with the caller's
- * credentials.
+ * credentials.  The VFS checked the union inode for user.* and trusted.*
+ * names (xattr_permission()); an ACL may be set only by the owner, which
+ * must be checked before the copy-up too, so that a refused setfacl
+ * copies nothing.
  */
 static int unionfs_xattr_set(const struct xattr_handler *handler,
 			     unionfs_idmap_t *idmap, struct dentry *dentry,
@@ -357,6 +460,10 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 	struct dentry *upper;
 	int err;
 
+	if ((!strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS) ||
+	     !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT)) &&
+	    !inode_owner_or_capable(&init_user_ns, inode))
+		return -EPERM;
 	err = unionfs_copy_up(dentry);
 	if (err)
 		return err;
@@ -366,7 +473,7 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 	else
 		err = unionfs_do_removexattr(mnt, upper, name);
 	if (!err)
-		fsstack_copy_attr_all(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(upper));
 	return err;
 }
 
@@ -394,6 +501,7 @@ const struct inode_operations unionfs_file_iops = {
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
+	.unionfs_get_acl_op = unionfs_get_acl,
 };
 
 const struct inode_operations unionfs_symlink_iops = {
@@ -401,6 +509,7 @@ const struct inode_operations unionfs_symlink_iops = {
 	.setattr	= unionfs_setattr,
 	.getattr	= unionfs_getattr,
 	.listxattr	= unionfs_listxattr,
+	.unionfs_get_acl_op = unionfs_get_acl,
 };
 
 const struct inode_operations unionfs_special_iops = {
@@ -408,4 +517,5 @@ const struct inode_operations unionfs_special_iops = {
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
+	.unionfs_get_acl_op = unionfs_get_acl,
 };

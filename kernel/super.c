@@ -287,6 +287,14 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_d_op = &unionfs_dops;
 	sb->s_xattr = unionfs_xattr_handlers;
 	sb->s_flags |= SB_NOSEC;
+	/*
+	 * The real inodes' ACLs decide (unionfs_get_acl()).  The VFS then
+	 * leaves the umask to us: the create helpers of the upper branch
+	 * apply it, or the default ACL of the parent there, so a new object
+	 * gets the mode and ACL it would get on that branch alone.
+	 */
+	if (IS_ENABLED(CONFIG_FS_POSIX_ACL))
+		sb->s_flags |= SB_POSIXACL;
 
 	di = unionfs_alloc_dinfo(sbi->nbranches);
 	if (!di)

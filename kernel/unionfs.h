@@ -361,6 +361,12 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 		    struct kstat *stat, u32 request_mask, unsigned int flags);
 int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask);
+void unionfs_copy_attr(struct inode *inode, const struct inode *real);
+#ifdef CONFIG_FS_POSIX_ACL
+struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu);
+#else
+#define unionfs_get_acl	NULL
+#endif
 ssize_t unionfs_listxattr(struct dentry *dentry, char *list, size_t size);
 int unionfs_init_inode_cache(void);
 void unionfs_destroy_inode_cache(void);
