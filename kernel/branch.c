@@ -159,6 +159,15 @@ int unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
 	return err;
 }
 
+/* With write access already held; an absent attribute is no error. */
+int __unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
+			     const char *name)
+{
+	int err = vfs_removexattr(unionfs_mnt_idmap(mnt), d, name);
+
+	return err == -ENODATA ? 0 : err;
+}
+
 int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 			   const char *name)
 {

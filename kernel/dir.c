@@ -527,36 +527,41 @@ static char *unionfs_lower_relpath(struct dentry *dentry, char *buf, int len)
  * never merge into it, and a redirect to where its own lower directories
  * are, if it has any (section 9.7).
  */
-static int unionfs_rename_dir_node(struct dentry *dentry)
+static int unionfs_rename_dir_node(struct dentry *dentry, struct dentry *target)
 {
+	unsigned int type = ODF_NODE_OPAQUE;
+	char *buf, *tbuf, *tpath, *redirect = NULL;
 	struct unionfs_ns_node node;
-	char *buf, *redirect = NULL;
 	int err;
 
 	err = unionfs_ns_get(dentry, &node);
 	if (err)
 		return err;
-	if (unionfs_has_lower(dentry)) {
-		if (node.redirect) {
-			redirect = node.redirect;
-		} else {
-			buf = __getname();
-			if (!buf) {
-				err = -ENOMEM;
-				goto out;
-			}
-			redirect = unionfs_lower_relpath(dentry, buf, PATH_MAX);
-			if (IS_ERR(redirect))
-				err = PTR_ERR(redirect);
-			else
-				err = unionfs_ns_set_dir(dentry, ODF_NODE_OPAQUE,
-							 redirect);
-			__putname(buf);
-			goto out;
+	buf = __getname();
+	tbuf = __getname();
+	err = buf && tbuf ? 0 : -ENOMEM;
+	if (!err && unionfs_has_lower(dentry)) {
+		redirect = node.redirect ?:
+			   unionfs_lower_relpath(dentry, buf, PATH_MAX);
+		if (IS_ERR(redirect))
+			err = PTR_ERR(redirect);
+		tpath = err ? NULL : unionfs_union_path(target, tbuf, PATH_MAX);
+		if (!IS_ERR_OR_NULL(tpath) && !strcmp(tpath, redirect)) {
+			/*
+			 * Back where its lower parts are: they merge there
+			 * by themselves, so the node is a plain directory
+			 * (a redirect to itself is what odfck calls damage).
+			 */
+			type = 0;
+			redirect = NULL;
 		}
 	}
-	err = unionfs_ns_set_dir(dentry, ODF_NODE_OPAQUE, redirect);
-out:
+	if (!err)
+		err = unionfs_ns_set_dir(dentry, type, redirect);
+	if (buf)
+		__putname(buf);
+	if (tbuf)
+		__putname(tbuf);
 	kfree(node.redirect);
 	return err;
 }
@@ -729,9 +734,9 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 
 	/* The ODF: the nodes the names need after the rename. */
 	if (!err && is_dir)
-		err = unionfs_rename_dir_node(old);
+		err = unionfs_rename_dir_node(old, new);
 	if (!err && exchange && new_is_dir)
-		err = unionfs_rename_dir_node(new);
+		err = unionfs_rename_dir_node(new, old);
 	if (!err && is_dir && new_is_dir && !exchange)
 		err = unionfs_ns_remove(new);
 	if (!err && (is_dir || (exchange && new_is_dir)))

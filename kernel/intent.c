@@ -217,7 +217,9 @@ static int unionfs_intent_redo_dir_nodes(struct unionfs_sb_info *sbi,
 				path_put(&p);
 			}
 		}
-		if (!err)
+		if (!err && !strcmp(node.redirect ?: src, dst))	/* back home */
+			err = unionfs_ns_set_dir_path(sbi, src, 0, NULL);
+		else if (!err)
 			err = unionfs_ns_set_dir_path(sbi, src, ODF_NODE_OPAQUE,
 						      node.redirect ?: src);
 		kfree(node.redirect);

@@ -518,7 +518,10 @@ int unionfs_ns_opaque(struct dentry *dentry)
 	return unionfs_ns_set_dir(dentry, ODF_NODE_OPAQUE, NULL);
 }
 
-/* Make the node of @upath a directory with the record @type (+ @redirect). */
+/*
+ * Make the node of @upath a directory with the record @type (+ @redirect),
+ * or a plain directory without a record if both are 0.
+ */
 int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
 			    unsigned int type, const char *redirect)
 {
@@ -539,10 +542,12 @@ int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
 					 unionfs_ns_make_dir, type);
 	else if (!d_can_lookup(node))
 		err = -EUCLEAN;
-	if (!err && (type || redirect)) {
-		/* After a replace, @node names the new directory. */
+	/* After a replace, @node names the new directory. */
+	if (!err && (type || redirect))
 		err = unionfs_ns_write_record(sbi, node, type, redirect);
-	}
+	else if (!err)		/* a plain directory: no record */
+		err = __unionfs_do_removexattr(sbi->ns.mnt, node,
+					       ODF_NODE_XATTR);
 	unionfs_ns_unlock_node(&pdir, node);
 out:
 	unionfs_ns_end(sbi);

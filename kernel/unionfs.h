@@ -246,6 +246,8 @@ int __unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
 int unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
 			const char *name, const void *value, size_t size,
 			int flags);
+int __unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
+			     const char *name);
 int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 			   const char *name);
 struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode);
