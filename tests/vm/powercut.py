@@ -64,12 +64,17 @@ its content of f or later.  Violations (counted per kind, all of them):
 Counted but not failed: dir-ino-changed (a directory copied up without
 its records yet keeps det(B, b): allowed by docs/odf-format.md 9.6).
 """
+import ctypes
 import errno
+import fcntl
 import hashlib
+import json
 import os
 import stat
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 SRC = os.environ["SRC"]
@@ -79,7 +84,7 @@ LOGREPLAY = os.path.join(SRC, "tests/vm/prog/logreplay")
 ODF_DEV = os.environ["ODF_DEV"]
 BR = os.environ["BRANCH_DEVS"].split()
 UP_DISK, UP_LOG, ODF_LOG, LO_DISK, COW_DISK = BR[0], BR[1], BR[2], BR[3], BR[4]
-SLICE = 1 << 21                 # 1 GiB slices, in 512-byte sectors
+SLICE = int(os.environ.get("PC_SLICE_MB", "1024")) << 11   # slice size, 512-byte sectors
 U, UP, LO = "/mnt/u", "/mnt/up", "/mnt/lo"
 os.environ["DM_DISABLE_UDEV"] = "1"    # no udev in the guest: dmsetup makes the nodes
 
@@ -104,28 +109,98 @@ def devnum(path):
     return "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
 
 
+# Device-mapper and mount(2) straight from Python: under TCG every exec
+# costs a good part of a second, and a state needs a dozen of them
+# otherwise.  (dmsetup does the same ioctls; it is used for nothing here
+# but stays the tool to inspect the targets by hand.)
+DM_IOCTL_SIZE = 312             # sizeof(struct dm_ioctl)
+DM_CMDS = {"create": 3, "remove": 4, "suspend": 6, "load": 9, "msg": 14}
+_dm_fd = None
+
+
+def dm_ioctl(cmd, name, data=b"", target_count=0, flags=0):
+    global _dm_fd
+    if _dm_fd is None:
+        _dm_fd = os.open("/dev/mapper/control", os.O_RDWR)
+    size = DM_IOCTL_SIZE + len(data) + 16384
+    hdr = struct.pack("<3IIIIiIII Q128s129s7x", 4, 0, 0, size, DM_IOCTL_SIZE, target_count,
+                      0, flags, 0, 0, 0, name.encode(), b"")
+    assert len(hdr) == DM_IOCTL_SIZE
+    buf = bytearray(hdr + data + bytes(size - DM_IOCTL_SIZE - len(data)))
+    req = (3 << 30) | (DM_IOCTL_SIZE << 16) | (0xfd << 8) | DM_CMDS[cmd]
+    t = time.time()
+    fcntl.ioctl(_dm_fd, req, buf, True)
+    PROFILE["dm " + cmd] = PROFILE.get("dm " + cmd, 0) + time.time() - t
+    return buf
+
+
 def dm_create(name, table):
-    sh("dmsetup", "create", name, "--table", table)
-    return "/dev/mapper/" + name
+    """table: "START LEN TYPE PARAMS" (one target); returns /dev/dm-N."""
+    start, length, ttype, params = table.split(" ", 3)
+    buf = dm_ioctl("create", name)
+    dev = struct.unpack_from("<Q", buf, 40)[0]
+    minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
+    spec = struct.pack("<QQiI16s", int(start), int(length), 0, 0, ttype.encode())
+    p = params.encode() + b"\0"
+    p += bytes(-(len(spec) + len(p)) % 8)
+    spec = struct.pack("<QQiI16s", int(start), int(length), 0, len(spec) + len(p), ttype.encode()) + p
+    try:
+        dm_ioctl("load", name, spec, target_count=1)
+        dm_ioctl("suspend", name)          # without DM_SUSPEND_FLAG: resume
+    except OSError:
+        dm_remove(name)
+        raise
+    path = "/dev/dm-%d" % minor
+    for i in range(100):
+        if os.path.exists(path):
+            return path
+        time.sleep(0.01)
+    raise RuntimeError("%s: no %s" % (name, path))
 
 
 def dm_remove(name):
     for i in range(50):
-        r = sh("dmsetup", "remove", name, check=False)
-        if r.returncode == 0:
+        try:
+            dm_ioctl("remove", name)
             return
-        time.sleep(0.1)
-    raise RuntimeError("dmsetup remove %s: %s" % (name, r.stdout))
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                raise
+            time.sleep(0.1)
+    raise RuntimeError("cannot remove dm device %s: busy" % name)
 
 
 def mark(dm, name):
-    sh("dmsetup", "message", dm, "0", "mark", name)
+    dm_ioctl("msg", dm, struct.pack("<Q", 0) + ("mark %s" % name).encode() + b"\0")
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def mount(src, target, fstype, opts=""):
+    t = time.time()
+    r = _libc.mount(src.encode(), target.encode(), fstype.encode(), ctypes.c_ulong(0),
+                    opts.encode() if opts else None)
+    PROFILE["mount"] = PROFILE.get("mount", 0) + time.time() - t
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "mount %s on %s: %s" % (src, target, os.strerror(e)))
+
+
+def umount(target):
+    t = time.time()
+    r = _libc.umount2(target.encode(), 0)
+    PROFILE["umount"] = PROFILE.get("umount", 0) + time.time() - t
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "umount %s: %s" % (target, os.strerror(e)))
 
 
 # ---- the union's view: name sets, inode numbers, contents ----
 
 CH = 65536
 ZERO = bytes(CH)
+EMPTY = "0:" + hashlib.md5().hexdigest()[:12]
 
 
 def content_hash(path, size):
@@ -253,7 +328,7 @@ def ops_round(r):
         ("list src, dst", lambda: ls("src", "dst", "."), None),
         ("rename lower tree to dst/tree2", lambda: os.rename(P("tree"), P("dst/tree2")), None),
         ("copy-up big (write in the middle)",
-         lambda: wfile(P("big"), b"NEW" * 1000, os.O_WRONLY, off=777777), None),
+         lambda: wfile(P("big"), b"NEW" * 1000, os.O_WRONLY, off=190 * 4096), None),
         ("copy-up sparse (write in a hole)",
          lambda: wfile(P("sparse"), b"S" * 5000, os.O_WRONLY, off=30 << 20), None),
         ("unlink lower w/w0", lambda: os.unlink(P("w/w0")), None),
@@ -263,7 +338,7 @@ def ops_round(r):
         ("create n1 and fsync it", lambda: wfile(P("n1"), b"fsynced n1\n" * 100, fsync=True), ("fsync", "n1")),
         ("rename lower src/f1 into m", lambda: os.rename(P("src/f1"), P("m/f1")), None),
         ("write big again and fsync it",
-         lambda: wfile(P("big"), b"AGAIN" * 2000, os.O_WRONLY, off=1 << 20, fsync=True), ("fsync", "big")),
+         lambda: wfile(P("big"), b"AGAIN" * 800, os.O_WRONLY, off=1 << 20, fsync=True), ("fsync", "big")),
         ("sync", lambda: os.sync(), "sync"),
         ("rename copied-up dst/f0 back to src/f0b", lambda: os.rename(P("dst/f0"), P("src/f0b")), None),
         ("unlink lower w/w1 and upper n1", lambda: (os.unlink(P("w/w1")), os.unlink(P("n1"))), None),
@@ -284,7 +359,7 @@ class Recording:
     pass
 
 
-def record(rounds, big_mb):
+def record(rounds, big_mb, tick):
     rec = Recording()
     for m in ("dm_mod", "dm_log_writes", "dm_snapshot"):
         sh("modprobe", m, check=False)
@@ -293,8 +368,6 @@ def record(rounds, big_mb):
     # Log disks must not hold an old log: dm-log-writes writes a fresh super.
     rec.upper = dm_create("pc-upper", "0 %d linear %s 0" % (SLICE, devnum(UP_DISK)))
     rec.odf = dm_create("pc-odf", "0 %d linear %s 0" % (SLICE, devnum(ODF_DEV)))
-    rec.cowu = dm_create("pc-cowu", "0 %d linear %s 0" % (SLICE, devnum(COW_DISK)))
-    rec.cowo = dm_create("pc-cowo", "0 %d linear %s %d" % (SLICE, devnum(COW_DISK), SLICE))
     lwu = dm_create("pc-lwu", "0 %d log-writes %s %s" % (SLICE, devnum(rec.upper), devnum(UP_LOG)))
     lwo = dm_create("pc-lwo", "0 %d log-writes %s %s" % (SLICE, devnum(rec.odf), devnum(ODF_LOG)))
 
@@ -306,10 +379,10 @@ def record(rounds, big_mb):
 
     sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard,lazy_itable_init=0,lazy_journal_init=0", lwu)
     sh(MKODF, "-q", "-f", lwo)
-    sh("mount", "-t", "ext4", "-o", "noinit_itable", lwu, UP)
+    mount(lwu, UP, "ext4", "noinit_itable")
     os.rmdir(os.path.join(UP, "lost+found"))
     rec.opts = "odf=%s,dirs=%s=rw:%s=ro"
-    sh("mount", "-t", "unionfs", "-o", rec.opts % (lwo, UP, LO), "none", U)
+    mount("none", U, "unionfs", rec.opts % (lwo, UP, LO))
 
     ops = [("setup", lambda: None, "sync")]
     for r in range(rounds):
@@ -318,7 +391,27 @@ def record(rounds, big_mb):
     rec.ops = []          # [(name, kind)]
     rec.truth = []        # walk() after each op
     rec.fsync_ino = []    # ino fsync'ed by op k, or None
+    rec.points = []       # [(mark name, k, mid)] in the order written
+    lock = threading.RLock()
+    state = {"k": 0, "stop": False}
+
+    def point(name, k, mid):
+        # One instant, written into both logs: see samples().
+        with lock:
+            mark("pc-lwo", name)
+            mark("pc-lwu", name)
+            mark("pc-lwo", name + "/e")
+            rec.points.append((name, k, mid))
+
+    def ticker():
+        n = 0
+        while not state["stop"]:
+            point("t%d" % n, state["k"], True)
+            n += 1
+            time.sleep(tick)
+
     t0 = time.time()
+    th = None
     for k, (name, fn, kind) in enumerate(ops):
         if kind == "sync":
             os.sync()
@@ -334,12 +427,19 @@ def record(rounds, big_mb):
         rec.truth.append(truth)
         rec.ops.append((name, kind))
         rec.fsync_ino.append(os.lstat(os.path.join(U, kind[1])).st_ino if isinstance(kind, tuple) else None)
-        mark(lwo, "%d" % k)
-        mark(lwu, "%d" % k)
-        mark(lwo, "%d/e" % k)
-    print("# recorded %d operations in %.0fs" % (len(ops), time.time() - t0), flush=True)
-    sh("umount", U)
-    sh("umount", UP)
+        with lock:
+            point("%d" % k, k, False)
+            state["k"] = k
+        if th is None and tick > 0:
+            th = threading.Thread(target=ticker, daemon=True)
+            th.start()
+    umount(U)
+    umount(UP)
+    state["stop"] = True
+    if th:
+        th.join()
+    print("# recorded %d operations and %d instants in %.0fs" % (
+        len(ops), len(rec.points), time.time() - t0), flush=True)
     dm_remove("pc-lwu")
     dm_remove("pc-lwo")
     return rec
@@ -357,50 +457,86 @@ def parse_log(dev):
 
 
 def samples(rec, want_flush_cuts):
-    """[(odf_state, upper_state, k, mid, what)] in replay order, and
-    the counts of ambiguous cuts skipped."""
+    """[(odf_state, upper_state, [(k, mid, what)])] in replay order, and
+    statistics.
+
+    Each recorded instant S was written as ODF mark "S", upper mark "S",
+    ODF mark "S/e" (under one lock), and stands for the moment the upper
+    mark was written.  A replayed prefix of a log is the device's
+    durable state at an instant when it ends with that instant's last
+    FLUSH/FUA (or mark).  So:
+      * the instant S itself: ODF up to "S", upper up to "S" -- valid
+        if the ODF logged no FLUSH/FUA between "S" and "S/e";
+      * each FLUSH/FUA f of the ODF between "S/e" and the next instant
+        "S'": ODF up to f, upper up to "S" -- the moment after f
+        completed, valid if the upper logged no FLUSH/FUA between "S"
+        and "S'" (its durable state did not change in between);
+      * each FLUSH/FUA g of the upper between "S" and "S'": upper up to
+        g, ODF up to "S/e", valid if the ODF logged no FLUSH/FUA
+        between "S" and "S'".
+    When both logs flushed between two instants their order is unknown
+    and those flush cuts are skipped (counted as ambiguous): pairing
+    them in a wrong order would blame a correct module.  The ticker
+    writes instants every few milliseconds to keep that rare."""
     logs = {}
     for key, dev in (("o", ODF_LOG), ("u", UP_LOG)):
         ents = parse_log(dev)
-        marks = {m: i for i, fl, m in ents if "MARK" in fl}
+        pos = {m: i for i, fl, m in ents if "MARK" in fl}
         flushes = [i for i, fl, m in ents if any(x in fl for x in FLUSHY)]
-        logs[key] = (ents, marks, flushes)
-    K = len(rec.ops)
-    oe, om, of = logs["o"]
-    ue, um, uf = logs["u"]
+        logs[key] = (ents, pos, flushes)
+    oe, opos, of = logs["o"]
+    ue, upos, uf = logs["u"]
+    import bisect
 
-    def between(fl, a, b):
-        return [i for i in fl if a < i < b]
+    def nflush(fl, a, b):
+        return [fl[i] for i in range(bisect.bisect_right(fl, a), bisect.bisect_left(fl, b))]
 
     out, amb_marks, amb_flush = [], 0, 0
-    for k in range(K):
-        o_k, o_ke, u_k = om["%d" % k], om["%d/e" % k], um["%d" % k]
-        o_next = om.get("%d" % (k + 1), len(oe))
-        u_next = um.get("%d" % (k + 1), len(ue))
-        if between(of, o_k, o_ke):
+    pts = rec.points
+    for i, (name, k, mid) in enumerate(pts):
+        o_s, o_e, u_s = opos[name], opos[name + "/e"], upos[name]
+        o_n = opos[pts[i + 1][0]] if i + 1 < len(pts) else len(oe)
+        u_n = upos[pts[i + 1][0]] if i + 1 < len(pts) else len(ue)
+        what = ("after op %d" % k) if not mid else ("instant %s" % name)
+        o_jitter = nflush(of, o_s, o_e)
+        if o_jitter:
             amb_marks += 1
         else:
-            out.append((o_k + 1, u_k + 1, k, False, "mark %d" % k))
+            out.append((o_s + 1, u_s + 1, k, mid, what))
         if not want_flush_cuts:
             continue
-        ofl = between(of, o_ke, o_next)
-        ufl = between(uf, u_k, u_next)
-        if ofl and ufl or (ufl and between(of, o_k, o_ke)):
+        ofl = nflush(of, o_e, o_n)
+        ufl = nflush(uf, u_s, u_n)
+        if ofl and ufl or (ufl and o_jitter):
             amb_flush += len(ofl) + len(ufl)
             continue
         for f in ofl:
-            out.append((f + 1, u_k + 1, k, True, "ODF entry %d (after mark %d)" % (f, k)))
+            out.append((f + 1, u_s + 1, k, True, "ODF flush entry %d" % f))
         for g in ufl:
-            out.append((o_ke + 1, g + 1, k, True, "upper entry %d (after mark %d)" % (g, k)))
-    # The same pair of states twice: keep the later (stricter) model.
+            out.append((o_e + 1, g + 1, k, True, "upper flush entry %d" % g))
+    # Replaying past a mark changes nothing: count states by the
+    # entries that write.  The same pair of states at several instants
+    # gets one check against each of their models.
+    def canon(ents):
+        c, last = [], 0
+        for i, fl, m in ents:
+            c.append(last)
+            if "MARK" not in fl:
+                last = i + 1
+        c.append(last)
+        return c
+    oc, uc = canon(oe), canon(ue)
     ded = []
-    for s in out:
-        if ded and ded[-1][:2] == s[:2]:
-            ded[-1] = s
+    for o, u, k, mid, what in out:
+        o, u = oc[o], uc[u]
+        if ded and ded[-1][:2] == (o, u):
+            if (k, mid) not in [(m[0], m[1]) for m in ded[-1][2]]:
+                ded[-1][2].append((k, mid, what))
         else:
-            ded.append(s)
+            ded.append((o, u, [(k, mid, what)]))
     stats = {"odf_entries": len(oe), "upper_entries": len(ue), "odf_flush": len(of),
-             "upper_flush": len(uf), "ambiguous_marks": amb_marks, "ambiguous_flush": amb_flush}
+             "upper_flush": len(uf), "ambiguous_marks": amb_marks, "ambiguous_flush": amb_flush,
+             "cuts": len(out)}
     return ded, stats
 
 
@@ -437,6 +573,11 @@ def allowed(rec, k, mid):
                 isdir = o[2]
                 if o[1] is not None:
                     conts.add(o[1])
+        if ino not in rec.truth[d] and f is None and conts:
+            # Created since the last sync and never fsync'ed: ext4's
+            # delayed allocation may leave it empty (one write each, so
+            # never partly written).
+            conts.add(EMPTY)
         res[ino] = (names, conts, isdir)
     return res, d
 
@@ -454,7 +595,7 @@ def gone_before(rec, k):
     return out
 
 
-def compare(rec, k, mid, found, problems):
+def compare(rec, k, mid, found, problems, root):
     al, d = allowed(rec, k, mid)
     gone = gone_before(rec, k)
     path_owner = {}
@@ -510,71 +651,113 @@ def compare(rec, k, mid, found, problems):
     for o in found.values():
         listed |= o[0]
     for p in path_owner:
-        if p not in listed and os.path.lexists(os.path.join(U, p)):
+        if p not in listed and os.path.lexists(os.path.join(root, p)):
             problems.append(("readdir", "/%s found by lookup but not listed" % p))
 
 
 class Checker:
-    def __init__(self, rec):
-        self.rec = rec
+    """Worker w: its own replay slices, COW slices and mount points."""
+
+    def __init__(self, rec, w):
+        self.rec, self.w = rec, w
+        self.u, self.up = U + ("" if w == 0 else str(w)), UP + ("" if w == 0 else str(w))
+        os.makedirs(self.u, exist_ok=True)
+        os.makedirs(self.up, exist_ok=True)
+        if w == 0:
+            self.odf, self.upper = rec.odf, rec.upper
+        else:
+            self.odf = dm_create("pc-odf%d" % w, "0 %d linear %s %d" % (SLICE, devnum(ODF_DEV), w * SLICE))
+            self.upper = dm_create("pc-upper%d" % w, "0 %d linear %s %d" % (SLICE, devnum(UP_DISK), w * SLICE))
+        self.cowo = dm_create("pc-cowo%d" % w, "0 %d linear %s %d" % (SLICE, devnum(COW_DISK), 2 * w * SLICE))
+        self.cowu = dm_create("pc-cowu%d" % w, "0 %d linear %s %d" % (SLICE, devnum(COW_DISK), (2 * w + 1) * SLICE))
         self.srv = {}
-        for key, log, dev in (("o", ODF_LOG, rec.odf), ("u", UP_LOG, rec.upper)):
+        for key, log, dev in (("o", ODF_LOG, self.odf), ("u", UP_LOG, self.upper)):
             sh("blkdiscard", "-f", dev, check=False)
             self.srv[key] = subprocess.Popen([LOGREPLAY, "--log", log, "--replay", dev, "--serve"],
                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def replay(self, key, n):
         t = time.time()
-        self._replay(key, n)
-        PROFILE["replay"] = PROFILE.get("replay", 0) + time.time() - t
-
-    def _replay(self, key, n):
         p = self.srv[key]
         p.stdin.write("%d\n" % n)
         p.stdin.flush()
         line = p.stdout.readline().strip()
         if line != "ok %d" % n:
             raise RuntimeError("logreplay (%s) to %d: %r" % (key, n, line))
+        PROFILE["replay"] = PROFILE.get("replay", 0) + time.time() - t
 
     def close(self):
         for p in self.srv.values():
             p.stdin.close()
             p.wait()
 
-    def check(self, o, u, k, mid):
+    def check(self, o, u, models):
         rec, problems = self.rec, []
         self.replay("o", o)
         self.replay("u", u)
-        so = dm_create("pc-so", "0 %d snapshot %s %s N 16" % (SLICE, devnum(rec.odf), devnum(rec.cowo)))
-        su = dm_create("pc-su", "0 %d snapshot %s %s N 16" % (SLICE, devnum(rec.upper), devnum(rec.cowu)))
+        w = self.w
+        so = dm_create("pc-so%d" % w, "0 %d snapshot %s %s N 16" % (SLICE, devnum(self.odf), devnum(self.cowo)))
+        su = dm_create("pc-su%d" % w, "0 %d snapshot %s %s N 16" % (SLICE, devnum(self.upper), devnum(self.cowu)))
         try:
             r = sh(ODFCK, "-p", so, check=False)
             if r.returncode >= 4:
                 problems.append(("odfck-p", "exit %d: %s" % (r.returncode, tail(r.stdout))))
-            elif sh("mount", "-t", "ext4", su, UP, check=False).returncode != 0:
-                problems.append(("setup", "the replayed upper ext4 does not mount"))
-            else:
-                r = sh("mount", "-t", "unionfs", "-o", rec.opts % (so, UP, LO), "none", U, check=False)
-                if r.returncode != 0:
-                    msg = sh("dmesg", check=False).stdout.strip().splitlines()[-1:]
-                    problems.append(("mount", "union mount fails: %s" % " ".join(msg)))
-                else:
+            elif try_mount(su, self.up, "ext4", "", problems, "setup"):
+                if try_mount("none", self.u, "unionfs", rec.opts % (so, self.up, LO), problems, "mount"):
                     t = time.time()
-                    found = walk(U, problems)
+                    found = walk(self.u, problems)
                     PROFILE["walk"] = PROFILE.get("walk", 0) + time.time() - t
-                    compare(rec, k, mid, found, problems)
-                    sh("umount", U)
-                sh("umount", UP)
+                    seen = set()
+                    for k, mid, what in models:
+                        pr = []
+                        compare(rec, k, mid, found, pr, self.u)
+                        for kind, msg in pr:
+                            key = (kind, msg.split(";")[0])
+                            if key not in seen:
+                                seen.add(key)
+                                problems.append((kind, msg))
+                    umount(self.u)
+                umount(self.up)
                 r = sh(ODFCK, "-fn", so, check=False)
                 if r.returncode != 0:
                     problems.append(("odfck-after", "odfck -fn exit %d: %s" % (r.returncode, tail(r.stdout))))
         finally:
-            for m in (U, UP):
+            for m in (self.u, self.up):
                 if os.path.ismount(m):
-                    sh("umount", m, check=False)
-            dm_remove("pc-so")
-            dm_remove("pc-su")
+                    umount(m)
+            dm_remove("pc-so%d" % w)
+            dm_remove("pc-su%d" % w)
         return problems
+
+
+def run_worker(rec, w, smp, first, results):
+    """Check samples smp (indexes from first on); write one line of
+    JSON per state to the file results."""
+    chk = Checker(rec, w)
+    t0 = time.time()
+    try:
+        with open(results, "w") as out:
+            for n, (o, u, models) in enumerate(smp):
+                probs = chk.check(o, u, models)
+                out.write(json.dumps([first + n, o, u, models, probs]) + "\n")
+                out.flush()
+                if w == 0 and n % 25 == 24:
+                    print("# worker 0: %d/%d states checked, %.0fs" % (n + 1, len(smp), time.time() - t0), flush=True)
+    finally:
+        chk.close()
+    if os.environ.get("PC_PROFILE"):
+        print("# worker %d profile: " % w + ", ".join(
+            "%s %.1fs" % kv for kv in sorted(PROFILE.items(), key=lambda kv: -kv[1])), flush=True)
+
+
+def try_mount(src, target, fstype, opts, problems, kind):
+    try:
+        mount(src, target, fstype, opts)
+        return True
+    except OSError as e:
+        msg = [l for l in sh("dmesg", check=False).stdout.splitlines() if "unionfs" in l or "EXT4" in l]
+        problems.append((kind, "%s (%s)" % (e.strerror, msg[-1].strip() if msg else "")))
+        return False
 
 
 def tail(out):
@@ -587,56 +770,80 @@ INFO_ONLY = {"dir-ino-changed"}
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "quick"
-    rounds, big_mb, flush_cuts, max_states = {
-        "quick": (1, 2, True, int(os.environ.get("PC_MAX_STATES", "400"))),
-        "long": (3, 8, True, 1 << 30),
+    rounds, big_mb, tick, max_states = {
+        "quick": (3, 2, 0.003, int(os.environ.get("PC_MAX_STATES", "400"))),
+        "long": (10, 8, 0.001, int(os.environ.get("PC_MAX_STATES", "1000000"))),
     }[mode]
+    nworkers = int(os.environ.get("PC_WORKERS", "2"))
     t0 = time.time()
-    rec = record(rounds, big_mb)
-    smp, st = samples(rec, flush_cuts)
+    rec = record(rounds, big_mb, tick)
+    smp, st = samples(rec, True)
     print("# ODF log: %(odf_entries)d entries, %(odf_flush)d FLUSH/FUA; upper log: "
           "%(upper_entries)d entries, %(upper_flush)d FLUSH/FUA" % st)
-    print("# %d states to check (%d mark cuts skipped, %d flush cuts skipped: ambiguous order "
-          "across the two logs)" % (len(smp), st["ambiguous_marks"], st["ambiguous_flush"]), flush=True)
+    print("# %d cut points, %d distinct states (skipped as ambiguous across the two logs: "
+          "%d instants, %d flush cuts)" % (st["cuts"], len(smp), st["ambiguous_marks"],
+                                          st["ambiguous_flush"]), flush=True)
     if len(smp) > max_states:
-        # Keep every mark cut and an even spread of the flush cuts.
-        marks = [s for s in smp if not s[3]]
-        fl = [s for s in smp if s[3]]
-        step = len(fl) / max(1, max_states - len(marks))
-        keep = set(int(i * step) for i in range(max_states - len(marks)))
-        smp = sorted(marks + [s for i, s in enumerate(fl) if i in keep], key=lambda s: (s[0], s[1]))
-        print("# checking %d of them (PC_MAX_STATES)" % len(smp))
-    chk = Checker(rec)
-    counts, examples, bad_states = {}, {}, 0
+        # Keep every state after an operation and an even spread of the others.
+        after = [i for i, s in enumerate(smp) if any(not m[1] for m in s[2])]
+        rest = [i for i, s in enumerate(smp) if i not in set(after)]
+        room = max(0, max_states - len(after))
+        keep = set(after) | set(rest[int(j * len(rest) / room)] for j in range(room)) if room else set(after)
+        smp = [s for i, s in enumerate(smp) if i in keep]
+        print("# checking %d of them (PC_MAX_STATES=%d)" % (len(smp), max_states), flush=True)
+    # Workers check contiguous runs of states in parallel (the guest has
+    # two CPUs); each replays its own copy of the devices forward.
+    nworkers = max(1, min(nworkers, len(smp)))
     t1 = time.time()
-    try:
-        for n, (o, u, k, mid, what) in enumerate(smp):
-            probs = chk.check(o, u, k, mid)
-            where = "%s [ODF state %d, upper state %d; %s%s]" % (
-                what, o, u, "during " if mid and k + 1 < len(rec.ops) else "after ",
-                rec.ops[k + 1][0] if mid and k + 1 < len(rec.ops) else rec.ops[k][0])
-            if any(p[0] not in INFO_ONLY for p in probs):
-                bad_states += 1
-            for kind, msg in probs:
-                counts[kind] = counts.get(kind, 0) + 1
-                ex = examples.setdefault(kind, [])
-                if len(ex) < 3:
-                    ex.append("%s: %s" % (where, msg))
-            if n % 25 == 24:
-                print("# %d/%d states checked, %.0fs" % (n + 1, len(smp), time.time() - t1), flush=True)
-    finally:
-        chk.close()
-    print("# checked %d states in %.0fs (total %.0fs)" % (len(smp), time.time() - t1, time.time() - t0))
-    if os.environ.get("PC_PROFILE"):
-        print("# profile: " + ", ".join("%s %.1fs" % kv for kv in sorted(PROFILE.items(), key=lambda kv: -kv[1])))
+    pids, files = [], []
+    for w in range(nworkers):
+        a, b = len(smp) * w // nworkers, len(smp) * (w + 1) // nworkers
+        files.append("/tmp/powercut-w%d.json" % w)
+        pid = os.fork()
+        if pid == 0:
+            rc = 0
+            try:
+                run_worker(rec, w, smp[a:b], a, files[w])
+            except Exception as e:
+                print("worker %d: %s: %s" % (w, type(e).__name__, e), flush=True)
+                rc = 2
+            os._exit(rc)
+        pids.append(pid)
+    broken = 0
+    for pid in pids:
+        if os.waitpid(pid, 0)[1] != 0:
+            broken += 1
+    results = []
+    for f in files:
+        if os.path.exists(f):
+            results += [json.loads(l) for l in open(f)]
+    results.sort()
+    counts, examples, bad_states = {}, {}, 0
+    for n, o, u, models, probs in results:
+        k, mid, what = models[0]
+        opname = rec.ops[k + 1][0] if mid and k + 1 < len(rec.ops) else rec.ops[k][0]
+        where = "%s [ODF state %d, upper state %d; %s %s]" % (
+            what, o, u, "during/after" if mid else "after", opname)
+        if any(p[0] not in INFO_ONLY for p in probs):
+            bad_states += 1
+        for kind, msg in probs:
+            counts[kind] = counts.get(kind, 0) + 1
+            ex = examples.setdefault(kind, [])
+            if len(ex) < 3:
+                ex.append("%s: %s" % (where, msg))
+    print("# checked %d states in %.0fs with %d workers (total %.0fs)" % (
+        len(results), time.time() - t1, nworkers, time.time() - t0))
     for kind in sorted(counts):
         print("%s %s: %d" % ("note" if kind in INFO_ONLY else "VIOLATION", kind, counts[kind]))
         for e in examples[kind]:
             print("    " + e)
     nviol = sum(v for kk, v in counts.items() if kk not in INFO_ONLY)
     print("SUMMARY: %d states checked, %d with violations, %d violations (%s)" % (
-        len(smp), bad_states, nviol,
+        len(results), bad_states, nviol,
         ", ".join("%s %d" % (kk, v) for kk, v in sorted(counts.items()) if kk not in INFO_ONLY) or "none"))
+    if broken or len(results) != len(smp):
+        print("ERROR: %d worker(s) failed; %d of %d states checked" % (broken, len(results), len(smp)))
+        return 2
     return 1 if nviol else 0
 
 
