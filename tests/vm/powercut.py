@@ -84,7 +84,7 @@ LOGREPLAY = os.path.join(SRC, "tests/vm/prog/logreplay")
 ODF_DEV = os.environ["ODF_DEV"]
 BR = os.environ["BRANCH_DEVS"].split()
 UP_DISK, UP_LOG, ODF_LOG, LO_DISK, COW_DISK = BR[0], BR[1], BR[2], BR[3], BR[4]
-SLICE = int(os.environ.get("PC_SLICE_MB", "1024")) << 11   # slice size, 512-byte sectors
+SLICE = 256 << 11            # slice size in 512-byte sectors (set by main)
 U, UP, LO = "/mnt/u", "/mnt/up", "/mnt/lo"
 os.environ["DM_DISABLE_UDEV"] = "1"    # no udev in the guest: dmsetup makes the nodes
 
@@ -771,9 +771,11 @@ INFO_ONLY = {"dir-ino-changed"}
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "quick"
     rounds, big_mb, tick, max_states = {
-        "quick": (3, 2, 0.003, int(os.environ.get("PC_MAX_STATES", "400"))),
-        "long": (10, 8, 0.001, int(os.environ.get("PC_MAX_STATES", "1000000"))),
+        "quick": (2, 2, 0.003, int(os.environ.get("PC_MAX_STATES", "250"))),
+        "long": (8, 8, 0.001, int(os.environ.get("PC_MAX_STATES", "1000000"))),
     }[mode]
+    global SLICE
+    SLICE = int(os.environ.get("PC_SLICE_MB", "256" if mode == "quick" else "1024")) << 11
     nworkers = int(os.environ.get("PC_WORKERS", "2"))
     t0 = time.time()
     rec = record(rounds, big_mb, tick)

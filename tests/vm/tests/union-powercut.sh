@@ -1,21 +1,22 @@
 #!/bin/bash
-# timeout: 480
+# timeout: 600
 # Power cuts (issue 10 E): the upper branch (ext4) and the ODF each on a
 # dm-log-writes target with its own log disk, the lower branch on a
-# plain disk.  A round of union operations runs through the union
+# plain disk.  Two rounds of union operations run through the union
 # (renames of lower files into other directories and of lower directory
 # trees, copy-up of a big and of a sparse file, unlink and create over
 # whiteouts, a hard link, listings of merged directories between
-# changes, fsync and sync), with marks written into both logs after
-# each one.  Then both logs are replayed (tests/vm/prog/logreplay) to
-# every mark and to flush points (FLUSH/FUA entries) of either log, at
-# most PC_MAX_STATES (400) states; each state gets odfck -p, a union
-# mount and the checks of tests/vm/powercut.py: fsync'ed files present
-# and intact, a renamed object at its old or its new name (never
-# neither, never both), no half copied-up content, no deleted and
-# synced name back, st_ino unchanged, readdir agrees with lookup, odfck
-# -fn clean after umount.  Every violation is counted; the test fails
-# if there is any (docs/odf-format.md 9.10).
+# changes, fsync and sync), with instants marked in both logs after each
+# operation and every few milliseconds.  Both logs are replayed
+# (tests/vm/prog/logreplay) to each instant and to each FLUSH/FUA point
+# of either log whose order against the other log is known, at most
+# PC_MAX_STATES (250) distinct states; each gets odfck -p, a union mount
+# and the checks of tests/vm/powercut.py: fsync'ed files present and
+# intact, a renamed object at its old or its new name (never neither,
+# never both), no half copied-up content, no deleted and synced name
+# back, st_ino unchanged, readdir agrees with lookup, odfck -fn clean
+# after umount.  Every violation is counted; the test fails if there is
+# any (docs/odf-format.md 9.10).
 . "$SRC/tests/vm/lib.sh"
 
 command -v dmsetup >/dev/null || skip "dmsetup is not installed (make deps)"
