@@ -396,8 +396,12 @@ def record(rounds, big_mb, tick):
     state = {"k": 0, "stop": False}
 
     def point(name, k, mid):
-        # One instant, written into both logs: see samples().
+        # One instant, written into both logs: see samples().  A tick
+        # (k None) reads the last operation inside the lock: the next
+        # operation cannot have begun before its marks are written.
         with lock:
+            if k is None:
+                k = state["k"]
             mark("pc-lwo", name)
             mark("pc-lwu", name)
             mark("pc-lwo", name + "/e")
@@ -406,7 +410,7 @@ def record(rounds, big_mb, tick):
     def ticker():
         n = 0
         while not state["stop"]:
-            point("t%d" % n, state["k"], True)
+            point("t%d" % n, None, True)
             n += 1
             time.sleep(tick)
 
