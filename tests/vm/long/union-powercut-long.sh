@@ -1,7 +1,7 @@
 #!/bin/bash
 # timeout: 5400
 # The power-cut test of tests/vm/tests/union-powercut.sh at length (make
-# check-long): eight rounds of the operations with bigger files (8 MiB
+# check-long): six rounds of the operations with bigger files (8 MiB
 # copied up), instants written every millisecond, and every state the
 # two logs give checked -- each mark, each unambiguous FLUSH/FUA point of
 # either log -- with no cap.  See docs/odf-format.md 9.10.
