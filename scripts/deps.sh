@@ -14,14 +14,16 @@ set -eu
 #             qemu-system-x86 (the VM), busybox-static (initramfs),
 #             cpio kmod (initramfs build, module resolution),
 #             xfsprogs attr acl util-linux (branch filesystems, xattrs),
-#             python3 (test helpers), sparse (C=1 checks)
+#             python3 (test helpers), sparse (C=1 checks),
+#             dmsetup (dm-log-writes and dm-snapshot targets of the power-cut
+#             tests, tests/vm/tests/union-powercut.sh)
 #   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
 #   --fuzz:   clang (libFuzzer, for make fuzz)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
-	xfsprogs attr acl util-linux python3 sparse"
+	xfsprogs attr acl util-linux python3 sparse dmsetup"
 case ${1:-} in
 --debug) packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev" ;;
 --fuzz) packages="$packages clang" ;;

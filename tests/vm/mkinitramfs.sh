@@ -3,8 +3,11 @@
 #
 # Build the test VM's initramfs: busybox plus the modules the guest needs
 # to reach its root (virtio, 9p) and to run the tests (ext4, xfs, loop,
-# overlay), with every dependency resolved from the kernel's own module
-# tree by modprobe, never listed by hand.
+# overlay; dm-log-writes and dm-snapshot for the power-cut tests), with
+# every dependency resolved from the kernel's own module tree by
+# modprobe, never listed by hand.  (The guest's root is the host's, so
+# modprobe works there too; loading them here makes them present even
+# before the root is mounted.)
 #
 # usage: mkinitramfs.sh KVER OUTPUT [MODROOT]
 #   MODROOT: root holding lib/modules/KVER (default /); a kernel without
@@ -15,7 +18,7 @@ kver=$1
 out=$2
 modroot=${3:-/}
 here=$(cd "$(dirname "$0")" && pwd)
-wanted="virtio_pci virtio_blk virtio_console 9pnet_virtio 9p ext4 xfs loop overlay"
+wanted="virtio_pci virtio_blk virtio_console 9pnet_virtio 9p ext4 xfs loop overlay dm_mod dm_log_writes dm_snapshot"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
