@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 300
+# timeout: 900
 # Permissions as on the branch (issue 10 D).  A rw union (ext4 upper
 # over an ext4 and an xfs lower branch); uid 1234 (no groups, no
 # capabilities) works through it.  What a branch's mode bits or POSIX
