@@ -29,6 +29,7 @@ Prints one line per iteration and a table of outcomes per class:
 """
 import argparse
 import ctypes
+import fcntl
 import errno
 import os
 import random
@@ -121,14 +122,28 @@ def ename(e):
     return errno.errorcode.get(e, "E%d" % e)
 
 
-def copy_dev(src, dst):
-    with open(src, "rb") as f, open(dst, "r+b", buffering=0) as g:
-        while True:
-            b = f.read(1 << 20)
-            if not b:
-                break
-            g.write(b)
-        os.fsync(g.fileno())
+def copy_dev(src, dst, img=None):
+    """Make device dst hold the bytes of file src.  With img (the file a
+    loop device dst is backed by), only the chunks that differ are
+    written, into img, and the device's page cache is dropped."""
+    if img is None:
+        with open(src, "rb") as f, open(dst, "r+b", buffering=0) as g:
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    break
+                g.write(b)
+            os.fsync(g.fileno())
+        return
+    fd = os.open(dst, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                     "blkrestore"), src, img],
+                       check=True, stdout=subprocess.DEVNULL)
+        fcntl.ioctl(fd, 0x1261)		# BLKFLSBUF
+    finally:
+        os.close(fd)
 
 
 class Kmsg:
@@ -986,6 +1001,8 @@ class Exerciser:
                 name = ctypes.string_at(ent + 19)
                 if b"/" in name or not name:
                     raise Fail("readdir %s returned the name %r" % (d, name))
+                if name in [n for _, n in offs]:
+                    raise Fail("readdir %s returned %r twice" % (d, name))
                 offs.append((o, name))
             for o, name in self.rng.sample(offs, min(4, len(offs))):
                 libc.seekdir(dp, o)
@@ -1044,6 +1061,14 @@ class Exerciser:
                 self.err("read " + p, e)
         return files
 
+    def relist(self):
+        """After the writes: list and stat the top two levels again."""
+        for d in [self.mnt] + [os.path.join(self.mnt, n) for n in
+                               self.t("listdir", os.listdir, self.mnt) or []]:
+            if os.path.isdir(d) and not os.path.islink(d):
+                for n in self.t("listdir " + d, os.listdir, d) or []:
+                    self.t("lstat", os.lstat, os.path.join(d, n))
+
     def writes(self, files):
         m, rng = self.mnt, self.rng
         t = self.t
@@ -1095,6 +1120,8 @@ def main():
     ap.add_argument("--upper-dev", required=True)
     ap.add_argument("--upper-base", required=True)
     ap.add_argument("--upper-fs", default="ext4")
+    ap.add_argument("--odf-img", help="the file loop device --odf-dev reads")
+    ap.add_argument("--upper-img", help="the file loop device --upper-dev reads")
     ap.add_argument("--lower", required=True)
     ap.add_argument("--seconds", type=float, default=240)
     ap.add_argument("--max-iter", type=int, default=100000)
@@ -1135,8 +1162,8 @@ def main():
         st = stats.setdefault(cls, {"refused": 0, "ok": 0, "errors": 0,
                                     "n/a": 0, "errnos": {}})
         t0 = time.time()
-        copy_dev(a.odf_base, a.odf_dev)
-        copy_dev(a.upper_base, a.upper_dev)
+        copy_dev(a.odf_base, a.odf_dev, a.odf_img)
+        copy_dev(a.upper_base, a.upper_dev, a.upper_img)
         t1 = time.time()
         tm["copy"] += t1 - t0
         e = mount(a.odf_dev, odfm, "ext4", None)
@@ -1189,7 +1216,7 @@ def main():
                     signal.alarm(a.op_timeout)
                     files = x.walk()
                     x.writes(files)
-                    x.walk()
+                    x.relist()
                     signal.alarm(0)
                 except Timeout:
                     failures.append("%s: an operation took more than %ds"

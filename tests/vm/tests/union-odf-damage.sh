@@ -19,7 +19,7 @@
 # variant (tests/vm/long/union-odf-damage-long.sh) runs it for longer.
 . "$SRC/tests/vm/lib.sh"
 
-seconds=${DAMAGE_SECONDS:-120}
+seconds=${DAMAGE_SECONDS:-150}
 seed=${DAMAGE_SEED:-$(( $(date +%s) % 100000 ))}
 lowerfs=${DAMAGE_LOWER:-$([ $((seed % 2)) = 0 ] && echo ext4 || echo xfs)}
 up=/mnt/up low=/mnt/low u=/mnt/u
@@ -102,6 +102,7 @@ umount $up
 
 python3 "$SRC/tests/vm/prog/odfdamage.py" --odf-dev "$odfloop" \
 	--odf-base $TMP/odf.base --upper-dev "$uploop" --upper-base $TMP/up.base \
+	--odf-img $TMP/odf.img --upper-img $TMP/up.img \
 	--lower $low --seconds "$seconds" --seed "$seed" \
 	${DAMAGE_ONLY:+--only "$DAMAGE_ONLY"} ${DAMAGE_REPLAY:+--replay "$DAMAGE_REPLAY"} \
 	2>&1 | tee $TMP/damage.log
