@@ -183,8 +183,11 @@ static int unionfs_wo_init(struct unionfs_wofilter *wf, struct dentry *dentry)
 
 	memset(wf, 0, sizeof(*wf));
 	err = unionfs_ns_lookup_dir(dentry, &wf->ns);
-	if (err)
+	if (err) {
+		/* a node that is not a directory (damage) is put already */
+		wf->ns.dentry = NULL;
 		return err == -ENOENT ? 0 : err;
+	}
 	wf->bloom = kzalloc(UNIONFS_WO_BITS / 8, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!wf->bloom)
