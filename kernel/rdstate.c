@@ -431,6 +431,10 @@ static int unionfs_rd_decode(const u8 *p, unsigned int avail,
 		       min_t(unsigned int, len - off, ODF_RD_CONT_NAME));
 	}
 	e->name[len] = 0;
+	/* Names never hold '/' or NUL and are never "." or ".." (7.3). */
+	if (strlen(e->name) != len || strchr(e->name, '/') ||
+	    (e->name[0] == '.' && (len == 1 || (len == 2 && e->name[1] == '.'))))
+		return -EUCLEAN;
 	e->len = len;
 	e->nslots = n;
 	e->live = !(h->re_flags & ODF_RE_TOMBSTONE);
