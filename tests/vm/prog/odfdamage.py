@@ -982,6 +982,9 @@ class Exerciser:
             return None
 
     def seekdir_check(self, d):
+        """telldir/seekdir/SEEK_END on d; a directory that lstat shows
+        but cannot be listed is a finding (the readdir state is a cache:
+        damage there must never make a directory unreadable)."""
         dp = libc.opendir(d.encode())
         if not dp:
             e = ctypes.get_errno()
@@ -995,6 +998,8 @@ class Exerciser:
                 ent = libc.readdir(dp)
                 if not ent:
                     e = ctypes.get_errno()
+                    if e and e not in (errno.EIO, errno.EUCLEAN):
+                        raise Fail("readdir %s: %s" % (d, ename(e)))
                     if e:
                         self.err("readdir " + d, OSError(e, os.strerror(e)))
                     break
