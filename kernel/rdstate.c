@@ -1016,6 +1016,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u64 ino = d_inode(dentry)->i_ino, count;
 	struct unionfs_rdbuild rb = { .sb = sb, .o = old };
+	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;
 	struct odf_rd_header *h;
 	struct file *f;
@@ -1102,6 +1103,9 @@ out:
 	}
 out_put:
 	fput(f);
+	/* Do not leave a half-built state taking room on the ODF. */
+	unionfs_rd_fname(tmp, ino, true);
+	unionfs_rd_unlink(sbi, tmp);
 	return err;
 }
 
