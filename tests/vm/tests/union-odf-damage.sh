@@ -115,8 +115,10 @@ umount $up
 #                        now the union lists it from memory)
 regressions="--replay ns_struct:678132792 --replay rd_slot:386071895"
 #   rd_slot:478195911    the name length of an entry of /big changed
-#                        (checksum fixed): /big listed a name twice;
-#                        an entry's name must now match its hash
+#                        (checksum fixed): a name that no longer
+#                        matches its hash is damage (rebuild)
+# (The population is the same each run but lower inode numbers, and so
+# the state file a seed picks, may differ: replays are close, not exact.)
 regressions="$regressions --replay rd_file:882558507 --replay rd_slot:478195911"
 # shellcheck disable=SC2086
 python3 "$SRC/tests/vm/prog/odfdamage.py" $regressions --odf-dev "$odfloop" \
