@@ -64,6 +64,19 @@ static void unionfs_d_release(struct dentry *dentry)
 	unionfs_free_dinfo(UNIONFS_D(dentry));
 }
 
+/*
+ * A removed name is not kept in the dcache once unused: its negative
+ * dentry would hold the upper dentry, and so the unlinked upper inode
+ * and its blocks, until memory pressure (a full upper branch stayed
+ * full after rm).
+ */
+static int unionfs_d_delete(const struct dentry *dentry)
+{
+	const struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
+
+	return di && READ_ONCE(di->invalid);
+}
+
 static int unionfs_lower_changed(const struct unionfs_lower *l)
 {
 	struct dentry *d = l->path.dentry;
@@ -121,6 +134,7 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 }
 
 const struct dentry_operations unionfs_dops = {
+	.d_delete	= unionfs_d_delete,
 	.d_release	= unionfs_d_release,
 	.d_revalidate	= unionfs_d_revalidate,
 };

@@ -410,7 +410,7 @@ static int unionfs_rd_write_header(struct unionfs_rdio *io,
  * Decode the entry whose head is the first of @avail slots at @p; the
  * checksum covers all its slots.
  */
-static int unionfs_rd_decode(const u8 *p, unsigned int avail,
+static int unionfs_rd_decode(const u8 *p, unsigned int avail, u32 seed,
 			     struct unionfs_rd_ent *e)
 {
 	const struct odf_rd_ent *h = (const void *)p;
@@ -431,6 +431,13 @@ static int unionfs_rd_decode(const u8 *p, unsigned int avail,
 		       min_t(unsigned int, len - off, ODF_RD_CONT_NAME));
 	}
 	e->name[len] = 0;
+	/* Names never hold '/' or NUL and are never "." or ".." (7.3). */
+	if (strlen(e->name) != len || strchr(e->name, '/') ||
+	    (e->name[0] == '.' && (len == 1 || (len == 2 && e->name[1] == '.'))))
+		return -EUCLEAN;
+	/* A name that is not the one hashed (the index finds by hash). */
+	if (le32_to_cpu(h->re_hash) != unionfs_rd_hash(seed, e->name, len))
+		return -EUCLEAN;
 	e->len = len;
 	e->nslots = n;
 	e->live = !(h->re_flags & ODF_RE_TOMBSTONE);
@@ -496,7 +503,7 @@ static int unionfs_rd_read_ent(struct unionfs_rdio *io, u32 slot)
 			return err;
 	}
 	io->ent.slot = slot;
-	return unionfs_rd_decode(io->ebuf, avail, &io->ent);
+	return unionfs_rd_decode(io->ebuf, avail, io->seed, &io->ent);
 }
 
 /* Write @n slots from @p at @slot (into the current block if it is there). */
@@ -940,7 +947,7 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 				i++;
 				continue;
 			}
-			err = unionfs_rd_decode((u8 *)h, end - i, e);
+			err = unionfs_rd_decode((u8 *)h, end - i, o->seed, e);
 			if (err)
 				return err;
 			rb->tomb++;
@@ -1012,6 +1019,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u64 ino = d_inode(dentry)->i_ino, count;
 	struct unionfs_rdbuild rb = { .sb = sb, .o = old };
+	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;
 	struct odf_rd_header *h;
 	struct file *f;
@@ -1098,6 +1106,9 @@ out:
 	}
 out_put:
 	fput(f);
+	/* Do not leave a half-built state taking room on the ODF. */
+	unionfs_rd_fname(tmp, ino, true);
+	unionfs_rd_unlink(sbi, tmp);
 	return err;
 }
 
@@ -1319,7 +1330,7 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 				i++;
 				continue;
 			}
-			err = unionfs_rd_decode(p, end - i, &io->ent);
+			err = unionfs_rd_decode(p, end - i, io->seed, &io->ent);
 			if (err)
 				return err;
 			if (io->ent.live) {

@@ -183,8 +183,11 @@ static int unionfs_wo_init(struct unionfs_wofilter *wf, struct dentry *dentry)
 
 	memset(wf, 0, sizeof(*wf));
 	err = unionfs_ns_lookup_dir(dentry, &wf->ns);
-	if (err)
+	if (err) {
+		/* a node that is not a directory (damage) is put already */
+		wf->ns.dentry = NULL;
 		return err == -ENOENT ? 0 : err;
+	}
 	wf->bloom = kzalloc(UNIONFS_WO_BITS / 8, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!wf->bloom)
@@ -563,6 +566,23 @@ out:
 	return err;
 }
 
+/*
+ * Errors of the readdir state after which the directory is listed from
+ * memory: no room on the ODF for the state, a read-only union whose
+ * state went stale, or a state whose name a directory took (damage
+ * that only odfck can remove, so it cannot be rebuilt in place).
+ */
+static bool unionfs_rd_fallback(struct file *file, int err)
+{
+	if (err != -ENOSPC && err != -EDQUOT && err != -E2BIG &&
+	    err != -EROFS && err != -EISDIR)
+		return false;
+	if (err != -EROFS)
+		pr_warn_ratelimited("unionfs: cannot write the readdir state of '%pd' (error %d): listing it from memory\n",
+				    file->f_path.dentry, err);
+	return true;
+}
+
 static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
@@ -573,16 +593,8 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 	case UNIONFS_DIR_STATE: {
 		int err = unionfs_rd_iterate(file, ctx);
 
-		/*
-		 * No room on the ODF for the state, or a read-only union
-		 * whose state went stale: list from memory.
-		 */
-		if (err != -ENOSPC && err != -EDQUOT && err != -E2BIG &&
-		    err != -EROFS)
+		if (!unionfs_rd_fallback(file, err))
 			return err;
-		if (err != -EROFS)
-			pr_warn_ratelimited("unionfs: cannot write the readdir state of '%pd' (error %d): listing it from memory\n",
-					    file->f_path.dentry, err);
 		df->mode = UNIONFS_DIR_MEMORY;
 		return unionfs_iterate_memory(file, ctx);
 	}
@@ -672,7 +684,10 @@ static loff_t unionfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	case SEEK_END:
 		if (df->mode == UNIONFS_DIR_STATE) {
 			ret = unionfs_rd_end_offset(file);
-		} else {
+			if (ret < 0 && unionfs_rd_fallback(file, ret))
+				df->mode = UNIONFS_DIR_MEMORY;
+		}
+		if (df->mode != UNIONFS_DIR_STATE) {
 			if (!df->cache) {
 				df->cache = unionfs_rdcache_build(file->f_path.dentry);
 				if (IS_ERR(df->cache)) {
