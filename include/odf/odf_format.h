@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * odf_format.h - ODF on-disk format, version 1.
+ * odf_format.h - ODF on-disk format, version 2.
  *
  * This header mirrors docs/odf-format.md, which is normative.  Every
  * integer is little-endian; every structure has explicit padding and an
@@ -14,7 +14,12 @@
 
 #include "odf_types.h"
 
-#define ODF_FORMAT_VERSION	1
+#define ODF_FORMAT_VERSION	2	/* s_version: the volume's format */
+#define ODF_FORMAT_V1		1	/* namespace keyed by union path (odfck --convert) */
+#define ODF_MAP_VERSION		1	/* mh_version: unchanged since format 1 */
+#define ODF_RD_VERSION		1	/* rh_version: unchanged since format 1 */
+#define ODF_NODE_VERSION	2	/* n_version */
+#define ODF_INTENT_VERSION	2	/* i_version */
 #define ODF_BLOCK_SIZE		4096	/* unit of random access in ODF files */
 
 /* ------------------------------------------------------------------ */
@@ -153,7 +158,7 @@ ODF_ASSERT_SIZE(struct odf_branch, ODF_BRANCH_SIZE);
 struct odf_map_header {
 	__le32	mh_magic;		/*   0 ODF_MAP_MAGIC */
 	__le32	mh_crc;			/*   4 CRC32C of these 128 bytes */
-	__le16	mh_version;		/*   8 ODF_FORMAT_VERSION */
+	__le16	mh_version;		/*   8 ODF_MAP_VERSION */
 	__le16	mh_kind;		/*  10 ODF_MAP_FORWARD / _REVERSE */
 	__le32	mh_rec_size;		/*  12 ODF_MAP_REC_SIZE */
 	__le32	mh_bucket_size;		/*  16 ODF_BLOCK_SIZE */
@@ -203,29 +208,61 @@ struct odf_map_rec {
 ODF_ASSERT_SIZE(struct odf_map_rec, ODF_MAP_REC_SIZE);
 
 /* ------------------------------------------------------------------ */
-/* Namespace tree: /ns mirrors union directories; xattr on each node    */
+/* Namespace: /ns/<016llx union dir ino>/, whiteouts inside; xattr on it */
 /* ------------------------------------------------------------------ */
+#define ODF_NS_NAME_LEN		16	/* "%016llx", like /readdir */
 #define ODF_NODE_XATTR		"trusted.odf"
 #define ODF_NODE_MAGIC		0x4e46444fU	/* "ODFN" */
-#define ODF_NODE_WHITEOUT	0x0001
+#define ODF_NODE_WHITEOUT	0x0001	/* format 1 only; invalid in a v2 record */
 #define ODF_NODE_OPAQUE		0x0002
 #define ODF_NODE_REDIRECT	0x0004
-#define ODF_NODE_TYPE_MASK	0x0007
-#define ODF_REDIRECT_MAX	1024
+#define ODF_NODE_TYPE_MASK	0x0006	/* bits a v2 record may carry */
+#define ODF_NODE_MAX		3968	/* a whole record (fits one xattr block) */
+#define ODF_REDIRECT_MAX	1024	/* format 1: bytes of the redirect path */
 
+/* Value of trusted.odf on /ns/<uino>: header, then n_nredirect entries. */
 struct odf_node {
 	__le32	n_magic;		/*   0 ODF_NODE_MAGIC */
+	__le32	n_crc;			/*   4 CRC32C of the whole record */
+	__le16	n_version;		/*   8 ODF_NODE_VERSION */
+	__le16	n_type;			/*  10 0, OPAQUE, OPAQUE|REDIRECT */
+	__le16	n_nredirect;		/*  12 entries; non-zero iff REDIRECT */
+	__le16	n_size;			/*  14 bytes of the record, header incl. */
+	__le64	n_time;			/*  16 when the record was written */
+	__le64	n_uino;			/*  24 the union directory (= the name) */
+	__le64	n_owner_ino;		/*  32 its upper directory; 0 = none */
+	__le32	n_owner_gen;		/*  40 that directory's i_generation */
+	__le32	n_pad0;			/*  44 zero */
+	/* followed by n_nredirect struct odf_redirect entries */
+};
+
+ODF_ASSERT_SIZE(struct odf_node, 48);
+
+/*
+ * A redirect entry: where the renamed directory's lower part on branch
+ * r_branch is, as a path from that branch's root ("/a/b", no NUL), then
+ * zero padding to a multiple of 4 bytes.
+ */
+struct odf_redirect {
+	__le16	r_branch;		/*   0 branch id */
+	__le16	r_len;			/*   2 bytes of the path */
+};
+
+ODF_ASSERT_SIZE(struct odf_redirect, 4);
+
+/* Format 1's record (odfck --convert reads it): header, then the path. */
+struct odf_node_v1 {
+	__le32	n_magic;		/*   0 ODF_NODE_MAGIC */
 	__le32	n_crc;			/*   4 CRC32C of header + redirect */
-	__le16	n_version;		/*   8 ODF_FORMAT_VERSION */
+	__le16	n_version;		/*   8 ODF_FORMAT_V1 */
 	__le16	n_type;			/*  10 ODF_NODE_* */
 	__le16	n_redirect_len;		/*  12 bytes following the header */
 	__le16	n_pad0;			/*  14 */
-	__le64	n_time;			/*  16 when the marker was set */
+	__le64	n_time;			/*  16 */
 	__le64	n_reserved;		/*  24 zero */
-	/* followed by n_redirect_len bytes: absolute union path, no NUL */
 };
 
-ODF_ASSERT_SIZE(struct odf_node, 32);
+ODF_ASSERT_SIZE(struct odf_node_v1, 32);
 
 /* ------------------------------------------------------------------ */
 /* Readdir state: /readdir/<016llx union dir ino>                      */
@@ -275,7 +312,7 @@ ODF_ASSERT_SIZE(struct odf_rd_stamp, 48);
 struct odf_rd_header {
 	__le32	rh_magic;		/*   0 ODF_RD_MAGIC */
 	__le32	rh_crc;			/*   4 CRC32C of the whole block 0 */
-	__le16	rh_version;		/*   8 */
+	__le16	rh_version;		/*   8 ODF_RD_VERSION */
 	__le16	rh_nstamps;		/*  10 <= ODF_RD_MAX_STAMPS */
 	__le32	rh_flags;		/*  12 ODF_RD_COMPLETE */
 	__le64	rh_dir_ino;		/*  16 union ino of the directory */
@@ -341,25 +378,27 @@ ODF_ASSERT_SIZE(struct odf_rdix_bucket, ODF_BLOCK_SIZE);
 /* ------------------------------------------------------------------ */
 #define ODF_INTENT_MAGIC	0x4946444fU	/* "ODFI" */
 #define ODF_INTENT_PREFIX	"intent-"
-#define ODF_INTENT_RENAME	1	/* src renamed to dst (section 9.5, 9.7) */
-#define ODF_INTENT_RENAME_DIR	ODF_INTENT_RENAME	/* its old name */
-#define ODF_INTENT_PATH_MAX	4096
+#define ODF_INTENT_RENAME	1	/* a name renamed (section 9.5, 9.7) */
+#define ODF_INTENT_HINT_MAX	65535
 
 struct odf_intent {
 	__le32	i_magic;		/*  0 ODF_INTENT_MAGIC */
-	__le32	i_crc;			/*  4 CRC32C of header + paths */
-	__le16	i_version;		/*  8 ODF_FORMAT_VERSION */
+	__le32	i_crc;			/*  4 CRC32C of header + strings */
+	__le16	i_version;		/*  8 ODF_INTENT_VERSION */
 	__le16	i_op;			/* 10 ODF_INTENT_* */
-	__le16	i_src_len;		/* 12 bytes of the source path */
-	__le16	i_dst_len;		/* 14 bytes of the destination path */
+	__le16	i_src_len;		/* 12 bytes of the source name */
+	__le16	i_dst_len;		/* 14 bytes of the destination name */
 	__le64	i_seq;			/* 16 equals the name's number */
 	__le64	i_time;			/* 24 */
-	__le64	i_ino;			/* 32 upper inode renamed; 0 = unknown */
+	__le64	i_ino;			/* 32 upper inode renamed */
 	__le32	i_gen;			/* 40 its i_generation */
-	__le32	i_reserved;		/* 44 zero */
-	/* followed by the source then the destination union path */
+	__le16	i_src_hint_len;		/* 44 bytes of the source parent's hint */
+	__le16	i_dst_hint_len;		/* 46 bytes of the dest parent's hint */
+	__le64	i_src_dir;		/* 48 union inode of the source parent */
+	__le64	i_dst_dir;		/* 56 union inode of the dest parent */
+	/* then src name, dst name, src hint, dst hint (no NULs) */
 };
 
-ODF_ASSERT_SIZE(struct odf_intent, 48);
+ODF_ASSERT_SIZE(struct odf_intent, 64);
 
 #endif /* _ODF_FORMAT_H */
