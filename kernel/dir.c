@@ -175,36 +175,40 @@ static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
 		return err;
 	}
 
-	/* The object is visible (W1); now the ODF node of its name. */
-	whiteout = di->ns_flags & ODF_NODE_WHITEOUT;
-	old_cred = unionfs_override_creds(sb);
-	err = unionfs_upper_durable(sb, di->ns_flags, uparent);
-	if (err)
-		goto out_node;
-	if (S_ISDIR(ca->mode) && (di->ns_flags & ODF_NODE_WHITEOUT))
-		err = unionfs_ns_opaque(dentry);
-	else if (di->ns_flags)
-		err = unionfs_ns_remove(dentry);
-out_node:
-	revert_creds(old_cred);
-	if (err)
-		unionfs_odf_error(sb, "cannot update a namespace node", err);
-	di->ns_flags = S_ISDIR(ca->mode) && (di->ns_flags & ODF_NODE_WHITEOUT) ?
-		       UNIONFS_NS_DIR | ODF_NODE_OPAQUE : 0;
-
 	unionfs_set_upper(dentry, ud);
-	/*
-	 * Over a whiteout, a lower object may hide below the new one: the
-	 * next lookup records it, so removing the new object hides it again.
-	 */
-	if (whiteout && !S_ISDIR(ca->mode))
-		WRITE_ONCE(di->invalid, true);
 	err = unionfs_ino_of(sb, 0, d_inode(ud), &ino, NULL);
 	if (err)
 		return err;
 	inode = unionfs_iget(sb, ino, d_inode(ud), 0);
 	if (IS_ERR(inode))
 		return PTR_ERR(inode);
+
+	/*
+	 * The object is visible (W1; a directory as opaque, W2).  Over a
+	 * whiteout: once the object is durable, a directory gets its opaque
+	 * node, and the whiteout goes (section 9.3).
+	 */
+	whiteout = di->ns_flags & ODF_NODE_WHITEOUT;
+	if (whiteout) {
+		old_cred = unionfs_override_creds(sb);
+		err = unionfs_upper_durable(sb, di->ns_flags, uparent);
+		if (!err && S_ISDIR(ca->mode))
+			err = unionfs_ns_mark(dentry, inode, false);
+		if (!err)
+			err = unionfs_ns_unwhiteout(dir, &dentry->d_name);
+		revert_creds(old_cred);
+		if (err)
+			unionfs_odf_error(sb, "cannot update a namespace node",
+					  err);
+	}
+	di->ns_flags = S_ISDIR(ca->mode) && whiteout ?
+		       UNIONFS_NS_DIR | ODF_NODE_OPAQUE : 0;
+	/*
+	 * Over a whiteout, a lower object may hide below the new one: the
+	 * next lookup records it, so removing the new object hides it again.
+	 */
+	if (whiteout && !S_ISDIR(ca->mode))
+		WRITE_ONCE(di->invalid, true);
 	d_instantiate(dentry, inode);
 	unionfs_rd_add(rdt, &dentry->d_name, inode);
 	return 0;
@@ -300,10 +304,10 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 			unionfs_dir_changed(dir, uparent);
 		unionfs_unlock_parent(mnt, uparent);
 	}
-	if (!err && di->ns_flags) {
+	if (!err && (di->ns_flags & ODF_NODE_WHITEOUT)) {
 		err = unionfs_upper_durable(sb, di->ns_flags, uparent);
 		if (!err)
-			err = unionfs_ns_remove(new);
+			err = unionfs_ns_unwhiteout(dir, &new->d_name);
 		if (err)
 			unionfs_odf_error(sb, "cannot update a namespace node", err);
 		/* A hidden lower object may be below: look the name up again. */
@@ -342,7 +346,7 @@ static int unionfs_refresh_ns(struct dentry *dentry)
 	err = unionfs_ns_get(dentry, &node);
 	if (!err)
 		UNIONFS_D(dentry)->ns_flags = node.flags;
-	kfree(node.redirect);
+	unionfs_ns_node_free(&node);
 	return err;
 }
 
@@ -424,24 +428,29 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	whiteout = unionfs_needs_whiteout(dentry);
 	/* Hide before delete: the whiteout is committed first. */
 	if (whiteout) {
-		err = unionfs_ns_whiteout(dentry, upper != NULL);
+		err = unionfs_ns_whiteout(dir, &dentry->d_name, upper != NULL);
 		if (err) {
 			unionfs_odf_error(sb, "cannot write a whiteout", err);
 			goto out;
+		}
+	}
+	/*
+	 * A directory's node (whiteouts of its lower names, its record)
+	 * goes with it; the whiteout above, or W2, already hides what it
+	 * hid.  One left by a crash is harmless: its owner stamp no longer
+	 * matches any directory.
+	 */
+	if (is_dir) {
+		err = unionfs_ns_drop(inode);
+		if (err) {
+			unionfs_odf_error(sb, "cannot remove a namespace node", err);
+			err = 0;
 		}
 	}
 	if (upper) {
 		err = unionfs_remove_upper(dentry, is_dir);
 		if (err)
 			goto out;
-	}
-	if (!whiteout && (di->ns_flags & UNIONFS_NS_DIR)) {
-		/* A plain node of a directory that had only upper parts. */
-		err = unionfs_ns_remove(dentry);
-		if (err) {
-			unionfs_odf_error(sb, "cannot remove a namespace node", err);
-			err = 0;
-		}
 	}
 	if (!is_dir && !upper && UNIONFS_I(inode)->bindex == 0)
 		unionfs_imap_lower_link_gone(sb, inode);	/* whited out */
@@ -471,125 +480,6 @@ static int unionfs_unlink(struct inode *dir, struct dentry *dentry)
 static int unionfs_rmdir(struct inode *dir, struct dentry *dentry)
 {
 	return unionfs_remove_name(dir, dentry, true);
-}
-
-/*
- * Where the lower directories of @dentry are: the path of the first one
- * inside its branch (the redirect of a renamed directory, R1).  For a
- * directory inside a renamed one, that is not its union path.
- */
-static char *unionfs_lower_relpath(struct dentry *dentry, char *buf, int len)
-{
-	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
-	const struct unionfs_lower *l = NULL;
-	struct dentry *d, *root, *parent;
-	char *p = buf + len;
-	unsigned int i;
-
-	for (i = 0; i < di->nlower && !l; i++)
-		if (di->lower[i].positive && d_is_dir(di->lower[i].path.dentry))
-			l = &di->lower[i];
-	if (!l)
-		return ERR_PTR(-ENOENT);
-	root = unionfs_branch(dentry->d_sb, l->bindex)->root.dentry;
-	*--p = 0;
-	d = dget(l->path.dentry);
-	while (d != root) {
-		struct name_snapshot snap;
-		int n;
-
-		if (IS_ROOT(d)) {
-			dput(d);
-			return ERR_PTR(-EXDEV);	/* not below its branch root */
-		}
-		take_dentry_name_snapshot(&snap, d);
-		n = snap.name.len;
-		if (p - buf < n + 2) {
-			release_dentry_name_snapshot(&snap);
-			dput(d);
-			return ERR_PTR(-ENAMETOOLONG);
-		}
-		p -= n;
-		memcpy(p, snap.name.name, n);
-		*--p = '/';
-		release_dentry_name_snapshot(&snap);
-		parent = dget_parent(d);
-		dput(d);
-		d = parent;
-	}
-	dput(d);
-	return *p ? p : ERR_PTR(-EINVAL);
-}
-
-/*
- * Give a directory that is about to be renamed (or exchanged) the node it
- * needs at its new name: opaque, so the lower directories of the new name
- * never merge into it, and a redirect to where its own lower directories
- * are, if it has any (section 9.7).
- */
-static int unionfs_rename_dir_node(struct dentry *dentry, struct dentry *target)
-{
-	unsigned int type = ODF_NODE_OPAQUE;
-	char *buf, *tbuf, *tpath, *redirect = NULL;
-	struct unionfs_ns_node node;
-	int err;
-
-	err = unionfs_ns_get(dentry, &node);
-	if (err)
-		return err;
-	buf = __getname();
-	tbuf = __getname();
-	err = buf && tbuf ? 0 : -ENOMEM;
-	if (!err && unionfs_has_lower(dentry)) {
-		redirect = node.redirect ?:
-			   unionfs_lower_relpath(dentry, buf, PATH_MAX);
-		if (IS_ERR(redirect))
-			err = PTR_ERR(redirect);
-		tpath = err ? NULL : unionfs_union_path(target, tbuf, PATH_MAX);
-		if (!IS_ERR_OR_NULL(tpath) && !strcmp(tpath, redirect)) {
-			/*
-			 * Back where its lower parts are: they merge there
-			 * by themselves, so the node is a plain directory
-			 * (a redirect to itself is what odfck calls damage).
-			 */
-			type = 0;
-			redirect = NULL;
-		}
-	}
-	if (!err)
-		err = unionfs_ns_set_dir(dentry, type, redirect);
-	if (buf)
-		__putname(buf);
-	if (tbuf)
-		__putname(tbuf);
-	kfree(node.redirect);
-	return err;
-}
-
-static int unionfs_rename_intent(struct dentry *old, struct dentry *new,
-				 struct inode *uinode, u64 *seq)
-{
-	char *obuf, *nbuf, *op, *np;
-	int err;
-
-	obuf = __getname();
-	nbuf = __getname();
-	err = obuf && nbuf ? 0 : -ENOMEM;
-	if (!err) {
-		op = unionfs_union_path(old, obuf, PATH_MAX);
-		np = unionfs_union_path(new, nbuf, PATH_MAX);
-		if (IS_ERR(op) || IS_ERR(np))
-			err = -ENAMETOOLONG;
-		else
-			err = unionfs_intent_begin(UNIONFS_SB(old->d_sb), op, np,
-						   uinode->i_ino,
-						   uinode->i_generation, seq);
-	}
-	if (obuf)
-		__putname(obuf);
-	if (nbuf)
-		__putname(nbuf);
-	return err;
 }
 
 /* The rename on the upper branch; the union dentries say what to expect. */
@@ -668,7 +558,8 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	bool is_dir = d_is_dir(old);
 	bool new_is_dir = d_really_is_positive(new) && d_is_dir(new);
 	struct inode *new_inode = d_inode(new), *inode = d_inode(old);
-	bool old_whiteout, new_has_upper, intent = false, odf_steps;
+	bool old_whiteout, new_whiteout, new_has_upper, intent = false;
+	bool odf_steps;
 	struct unionfs_rd_txn rdt_old, rdt_new;
 	const struct cred *old_cred;
 	u64 seq = 0;
@@ -709,11 +600,28 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	if (err)
 		goto out;
 	old_whiteout = !exchange && unionfs_needs_whiteout(old);
-	odf_steps = is_dir || new_is_dir || old_whiteout ||
-		    (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT);
-	if ((is_dir && !exchange) || old_whiteout) {
-		err = unionfs_rename_intent(old, new,
-					    d_inode(unionfs_upper(old)), &seq);
+	new_whiteout = !exchange &&
+		       (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT);
+	odf_steps = old_whiteout || new_whiteout || (new_is_dir && !exchange);
+	/*
+	 * A directory keeps its node (keyed by its inode number) wherever
+	 * it goes; before it moves, the node says opaque, and where its
+	 * lower parts are (section 9.7).  That changes nothing at its
+	 * current name.
+	 */
+	if (is_dir)
+		err = unionfs_ns_mark(old, inode, true);
+	if (!err && exchange && new_is_dir)
+		err = unionfs_ns_mark(new, new_inode, true);
+	if (err) {
+		if (err != -EXDEV)
+			unionfs_odf_error(sb, "cannot mark a directory for a rename",
+					  err);
+		goto out;
+	}
+	if (old_whiteout) {
+		err = unionfs_intent_begin(old, new, d_inode(unionfs_upper(old)),
+					   &seq);
 		if (err) {
 			unionfs_odf_error(sb, "cannot write a rename intent", err);
 			goto out;
@@ -732,17 +640,13 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	if (odf_steps)
 		err = unionfs_rename_sync_upper(old, new);
 
-	/* The ODF: the nodes the names need after the rename. */
-	if (!err && is_dir)
-		err = unionfs_rename_dir_node(old, new);
-	if (!err && exchange && new_is_dir)
-		err = unionfs_rename_dir_node(new, old);
-	if (!err && is_dir && new_is_dir && !exchange)
-		err = unionfs_ns_remove(new);
-	if (!err && (is_dir || (exchange && new_is_dir)))
-		err = unionfs_ns_move(old, new, exchange);
+	/* The ODF: the names' whiteouts after the rename. */
+	if (!err && new_is_dir && !exchange)
+		err = unionfs_ns_drop(new_inode);
 	if (!err && old_whiteout)
-		err = unionfs_ns_whiteout(old, true);
+		err = unionfs_ns_whiteout(old_dir, &old->d_name, true);
+	if (!err && new_whiteout)
+		err = unionfs_ns_unwhiteout(new_dir, &new->d_name);
 	if (err) {
 		/*
 		 * The upper branch has the rename; the intent (kept) makes
@@ -755,9 +659,6 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		goto out;
 	}
 
-	/* A stale whiteout at the new name is moot now (W1); tidy it. */
-	if (!is_dir && !exchange && (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT))
-		unionfs_ns_remove(new);
 	if (new_inode && !exchange) {
 		WRITE_ONCE(UNIONFS_D(new)->removed, true);
 		if (new_is_dir)

@@ -56,7 +56,7 @@ static int unionfs_imap_check_header(const struct odf_map_header *h, int kind,
 	if (le32_to_cpu(h->mh_magic) != ODF_MAP_MAGIC ||
 	    le32_to_cpu(h->mh_crc) != unionfs_odf_crc(h, sizeof(*h),
 				offsetof(struct odf_map_header, mh_crc)) ||
-	    le16_to_cpu(h->mh_version) != ODF_FORMAT_VERSION ||
+	    le16_to_cpu(h->mh_version) != ODF_MAP_VERSION ||
 	    le16_to_cpu(h->mh_kind) != kind ||
 	    le32_to_cpu(h->mh_rec_size) != ODF_MAP_REC_SIZE ||
 	    le32_to_cpu(h->mh_bucket_size) != ODF_BLOCK_SIZE ||

@@ -24,6 +24,7 @@ static void unionfs_inode_init_once(void *obj)
 
 	inode_init_once(&ui->vfs_inode);
 	mutex_init(&ui->copyup_lock);
+	spin_lock_init(&ui->ns_lock);
 }
 
 int unionfs_init_inode_cache(void)
@@ -53,6 +54,7 @@ struct inode *unionfs_alloc_inode(struct super_block *sb)
 	ui->origin = NULL;
 	ui->lower_links = 0;
 	ui->rd = NULL;
+	ui->ns = NULL;
 	return &ui->vfs_inode;
 }
 
@@ -69,6 +71,7 @@ void unionfs_evict_inode(struct inode *inode)
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 	unionfs_rd_free(inode);
+	unionfs_ns_forget(inode);
 	ui->lower = NULL;
 	ui->origin = NULL;
 	iput(lower);

@@ -2,11 +2,11 @@
 /*
  * odf-unionfs: intents (docs/odf-format.md sections 8, 9.5 and 9.7).
  *
- * Renaming a directory, or a name that needs a whiteout, changes the
- * upper branch (the object moves) and the ODF (a directory's node moves;
- * a whiteout takes the old name), which no single write can order
- * safely.  An intent /reclaim/intent-<seq> naming both paths and the
- * upper object is committed first and deleted last.  The upper rename
+ * Renaming a name that needs a whiteout changes the upper branch (the
+ * object moves) and the ODF (a whiteout takes the old name), which no
+ * single write can order safely.  An intent /reclaim/intent-<seq> naming
+ * both parents (union inode numbers), both names and the upper object is
+ * committed first and deleted last.  The upper rename
  * is made durable before the ODF changes, so a mount finding the intent
  * knows from the upper branch alone how far the rename got: the object
  * still at its old name means it never happened (the intent is
@@ -26,49 +26,83 @@ static void unionfs_intent_name(char *buf, u64 seq)
 	snprintf(buf, UNIONFS_INTENT_NAME, ODF_INTENT_PREFIX "%016llx", seq);
 }
 
-/* Write and commit RENAME_DIR(@src, @dst); its number goes to @seq. */
-int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
-			 const char *dst, u64 ino, u32 gen, u64 *seq)
+/* The hint of upper directory @d: its path from the upper branch root. */
+static char *unionfs_intent_hint(struct super_block *sb, struct dentry *d,
+				 char *buf, int len)
 {
+	return unionfs_branch_relpath(d, unionfs_branch(sb, 0)->root.dentry,
+				      buf, len);
+}
+
+/*
+ * Write and commit RENAME(@old, @new) of upper inode @upper; its number
+ * goes to @seq.  The intent names the parents by union inode number and
+ * the names themselves, with the upper paths of the parents as hints for
+ * the next mount (section 8).
+ */
+int unionfs_intent_begin(struct dentry *old, struct dentry *new,
+			 struct inode *upper, u64 *seq)
+{
+	struct super_block *sb = old->d_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct dentry *rdir = sbi->reclaim.dentry;
-	size_t sl = strlen(src), dl = strlen(dst), len;
 	char name[UNIONFS_INTENT_NAME];
-	struct odf_intent *in;
-	struct dentry *d;
+	char *sbuf, *dbuf, *sh, *dh;
+	size_t sl = old->d_name.len, dl = new->d_name.len, shl, dhl, len;
+	struct odf_intent *in = NULL;
+	struct dentry *d = NULL;
 	struct file *f;
 	struct path p;
 	loff_t pos = 0;
 	ssize_t n;
+	char *s;
 	int err;
 
-	if (sl > ODF_INTENT_PATH_MAX || dl > ODF_INTENT_PATH_MAX)
-		return -ENAMETOOLONG;
-	len = sizeof(*in) + sl + dl;
+	sbuf = kmalloc(PATH_MAX, GFP_KERNEL);
+	dbuf = kmalloc(PATH_MAX, GFP_KERNEL);
+	err = sbuf && dbuf ? 0 : -ENOMEM;
+	if (err)
+		goto out_free;
+	sh = unionfs_intent_hint(sb, unionfs_upper(old->d_parent), sbuf, PATH_MAX);
+	dh = unionfs_intent_hint(sb, unionfs_upper(new->d_parent), dbuf, PATH_MAX);
+	if (IS_ERR(sh) || IS_ERR(dh)) {
+		err = IS_ERR(sh) ? PTR_ERR(sh) : PTR_ERR(dh);
+		goto out_free;
+	}
+	shl = strlen(sh);
+	dhl = strlen(dh);
+	len = sizeof(*in) + sl + dl + shl + dhl;
 	in = kzalloc(len, GFP_KERNEL);
+	err = -ENOMEM;
 	if (!in)
-		return -ENOMEM;
+		goto out_free;
 	mutex_lock(&sbi->odf_lock);
 	*seq = ++sbi->reclaim_seq;
 	in->i_magic = cpu_to_le32(ODF_INTENT_MAGIC);
-	in->i_version = cpu_to_le16(ODF_FORMAT_VERSION);
+	in->i_version = cpu_to_le16(ODF_INTENT_VERSION);
 	in->i_op = cpu_to_le16(ODF_INTENT_RENAME);
 	in->i_src_len = cpu_to_le16(sl);
 	in->i_dst_len = cpu_to_le16(dl);
 	in->i_seq = cpu_to_le64(*seq);
 	in->i_time = cpu_to_le64(ktime_get_real_seconds());
-	in->i_ino = cpu_to_le64(ino);
-	in->i_gen = cpu_to_le32(gen);
-	memcpy(in + 1, src, sl);
-	memcpy((char *)(in + 1) + sl, dst, dl);
+	in->i_ino = cpu_to_le64(upper->i_ino);
+	in->i_gen = cpu_to_le32(upper->i_generation);
+	in->i_src_hint_len = cpu_to_le16(shl);
+	in->i_dst_hint_len = cpu_to_le16(dhl);
+	in->i_src_dir = cpu_to_le64(d_inode(old->d_parent)->i_ino);
+	in->i_dst_dir = cpu_to_le64(d_inode(new->d_parent)->i_ino);
+	s = (char *)(in + 1);
+	memcpy(s, old->d_name.name, sl);
+	memcpy(s + sl, new->d_name.name, dl);
+	memcpy(s + sl + dl, sh, shl);
+	memcpy(s + sl + dl + shl, dh, dhl);
 	in->i_crc = cpu_to_le32(unionfs_odf_crc(in, len,
 					offsetof(struct odf_intent, i_crc)));
 
 	unionfs_intent_name(name, *seq);
 	err = unionfs_lock_parent(sbi->reclaim.mnt, rdir);
-	if (err) {
-		d = ERR_PTR(err);
+	if (err)
 		goto out;
-	}
 	d = lookup_one_len(name, rdir, strlen(name));
 	err = PTR_ERR_OR_ZERO(d);
 	if (!err && d_is_positive(d))
@@ -91,10 +125,13 @@ int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
 	if (!err)
 		err = unionfs_odf_fsync_dir(&sbi->reclaim);
 out:
-	if (!IS_ERR(d))
+	if (!IS_ERR_OR_NULL(d))
 		dput(d);
 	mutex_unlock(&sbi->odf_lock);
+out_free:
 	kfree(in);
+	kfree(sbuf);
+	kfree(dbuf);
 	return err;
 }
 
@@ -124,169 +161,94 @@ int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq)
 	return err;
 }
 
-/* Which kind of object does union path @upath name in the tree @root? */
-static int unionfs_path_kind(const struct path *root, const char *upath)
+/* A rename intent as read back. */
+struct unionfs_intent {
+	u64 ino, src_dir, dst_dir;
+	u32 gen;
+	char *src, *dst, *src_hint, *dst_hint;	/* NUL-terminated */
+	char *buf;
+};
+
+/*
+ * The upper directory of union directory @uino, found at @hint: NULL
+ * when nothing there has that union inode number any more.
+ */
+static struct dentry *unionfs_intent_dir(struct super_block *sb,
+					 const char *hint, u64 uino)
 {
+	const struct path *root = &unionfs_branch(sb, 0)->root;
 	struct path p;
-	int kind;
-
-	if (vfs_path_lookup(root->dentry, root->mnt, upath + 1,
-			    LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &p))
-		return 0;
-	kind = d_can_lookup(p.dentry) ? S_IFDIR : d_inode(p.dentry)->i_mode & S_IFMT;
-	path_put(&p);
-	return kind;
-}
-
-/* Rename @src to @dst in the upper branch (step 5), unless done. */
-static int unionfs_intent_rename_upper(struct unionfs_sb_info *sbi,
-				       const char *src, const char *dst)
-{
-	const struct path *root = &sbi->branches[0].root;
-	const char *sname = strrchr(src, '/') + 1, *dname = strrchr(dst, '/') + 1;
-	struct path sp, dp;
-	struct dentry *sd, *dd, *trap;
-	char *sparent, *dparent;
+	u64 u;
 	int err;
 
-	sparent = kstrndup(src, max_t(int, sname - src - 1, 1), GFP_KERNEL);
-	dparent = kstrndup(dst, max_t(int, dname - dst - 1, 1), GFP_KERNEL);
-	err = sparent && dparent ? 0 : -ENOMEM;
-	if (!err)
-		err = vfs_path_lookup(root->dentry, root->mnt, sparent + 1,
-				      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &sp);
-	if (!err) {
-		err = vfs_path_lookup(root->dentry, root->mnt, dparent + 1,
-				      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &dp);
-		if (err)
-			path_put(&sp);
+	if (!hint[1]) {
+		p = *root;
+		path_get(&p);
+	} else if (vfs_path_lookup(root->dentry, root->mnt, hint + 1,
+				   LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV |
+				   LOOKUP_DIRECTORY, &p)) {
+		return NULL;
 	}
-	kfree(sparent);
-	kfree(dparent);
-	if (err)
-		return err;
-	trap = unionfs_lock_rename(root->mnt, dp.dentry, sp.dentry);
-	if (IS_ERR(trap)) {
-		err = PTR_ERR(trap);
-		goto put;
+	if (p.dentry == root->dentry)
+		u = ODF_UINO_ROOT;
+	else if (unionfs_ino_of(sb, 0, d_inode(p.dentry), &u, NULL))
+		u = 0;
+	mntput(p.mnt);
+	err = u == uino ? 0 : -ESTALE;
+	if (err) {
+		dput(p.dentry);
+		return NULL;
 	}
-	sd = lookup_one_len(sname, sp.dentry, strlen(sname));
-	err = PTR_ERR_OR_ZERO(sd);
-	if (err)
-		goto unlock;
-	dd = lookup_one_len(dname, dp.dentry, strlen(dname));
-	err = PTR_ERR_OR_ZERO(dd);
-	if (err)
-		goto put_sd;
-	if (sd == trap || dd == trap) {
-		err = -EINVAL;
-	} else if (d_is_positive(sd)) {
-		err = unionfs_do_rename(root->mnt, sp.dentry, sd, dp.dentry,
-					dd, 0);
-	}
-	dput(dd);
-put_sd:
-	dput(sd);
-unlock:
-	unionfs_unlock_rename(root->mnt, dp.dentry, sp.dentry);
-put:
-	path_put(&sp);
-	path_put(&dp);
-	return err;
+	return p.dentry;
 }
 
-/* The ODF part of a directory rename: node moved with a redirect. */
-static int unionfs_intent_redo_dir_nodes(struct unionfs_sb_info *sbi,
-					 const char *src, const char *dst)
+/* Is the upper object @name in @dir the inode (@ino, @gen)? */
+static bool unionfs_intent_upper_is(struct dentry *dir, const char *name,
+				    u64 ino, u32 gen)
 {
-	int ns_src, ns_dst, err = 0;
-
-	ns_src = unionfs_path_kind(&sbi->ns, src);
-	ns_dst = unionfs_path_kind(&sbi->ns, dst);
-	if (ns_src == S_IFDIR || ns_dst != S_IFDIR) {
-		struct unionfs_ns_node node = {};
-
-		/* Redirect (kept if it had one) and move. */
-		if (ns_src == S_IFDIR) {
-			struct path p;
-
-			err = vfs_path_lookup(sbi->ns.dentry, sbi->ns.mnt,
-					      src + 1, 0, &p);
-			if (!err) {
-				err = unionfs_ns_read_node(sbi, p.dentry, &node);
-				path_put(&p);
-			}
-		}
-		if (!err && !strcmp(node.redirect ?: src, dst))	/* back home */
-			err = unionfs_ns_set_dir_path(sbi, src, 0, NULL);
-		else if (!err)
-			err = unionfs_ns_set_dir_path(sbi, src, ODF_NODE_OPAQUE,
-						      node.redirect ?: src);
-		kfree(node.redirect);
-		if (!err && ns_dst == S_IFDIR)
-			err = unionfs_ns_remove_path(sbi, dst);
-		if (!err)
-			err = unionfs_ns_move_path(sbi, src, dst, false);
-	}
-	return err;
-}
-
-/* Is the upper object at @upath the inode (@ino, @gen)? */
-static bool unionfs_intent_upper_is(struct unionfs_sb_info *sbi,
-				    const char *upath, u64 ino, u32 gen)
-{
-	const struct path *root = &sbi->branches[0].root;
-	struct path p;
+	struct dentry *d;
 	bool is;
 
-	if (vfs_path_lookup(root->dentry, root->mnt, upath + 1,
-			    LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &p))
+	if (!dir)
 		return false;
-	is = d_inode(p.dentry)->i_ino == ino &&
-	     d_inode(p.dentry)->i_generation == gen;
-	path_put(&p);
+	d = lookup_one_len_unlocked(name, dir, strlen(name));
+	if (IS_ERR(d))
+		return false;
+	is = d_is_positive(d) && d_inode(d)->i_ino == ino &&
+	     d_inode(d)->i_generation == gen;
+	dput(d);
 	return is;
 }
 
 /*
- * Finish or drop RENAME(@src, @dst) of upper inode (@ino, @gen), section
- * 9.5/9.7.  The module makes the upper rename durable before it changes
- * the ODF, so the upper branch tells how far the rename got.  An intent
- * of an older module (@ino 0) is rolled forward as that module did.
+ * Finish or drop a RENAME intent (sections 9.5, 9.7).  The module makes
+ * the upper rename durable before it changes the ODF, so the upper
+ * branch tells how far the rename got: the object still at its old name
+ * (or at neither) means it never happened; at its new name, the ODF part
+ * is redone (each step is idempotent).
  */
-static int unionfs_intent_redo_rename(struct unionfs_sb_info *sbi,
-				      const char *src, const char *dst,
-				      u64 ino, u32 gen, bool *done)
+static int unionfs_intent_redo_rename(struct super_block *sb,
+				      const struct unionfs_intent *in,
+				      bool *done)
 {
+	struct dentry *sdir, *ddir;
 	int err = 0;
 
 	*done = false;
-	if (ino) {
-		if (unionfs_intent_upper_is(sbi, src, ino, gen) ||
-		    !unionfs_intent_upper_is(sbi, dst, ino, gen))
-			return 0;	/* never happened: nothing to finish */
+	sdir = unionfs_intent_dir(sb, in->src_hint, in->src_dir);
+	ddir = unionfs_intent_dir(sb, in->dst_hint, in->dst_dir);
+	if (!unionfs_intent_upper_is(sdir, in->src, in->ino, in->gen) &&
+	    unionfs_intent_upper_is(ddir, in->dst, in->ino, in->gen)) {
 		*done = true;
-		if (unionfs_path_kind(&sbi->branches[0].root, dst) == S_IFDIR)
-			err = unionfs_intent_redo_dir_nodes(sbi, src, dst);
-		else if (unionfs_path_kind(&sbi->ns, dst) == S_IFREG)
-			err = unionfs_ns_remove_path(sbi, dst);	/* moot */
+		err = unionfs_ns_whiteout_uino(sb, in->src_dir,
+					       sdir ? d_inode(sdir) : NULL,
+					       in->src, strlen(in->src), true);
 		if (!err)
-			err = unionfs_ns_whiteout_path(sbi, src, true);
-		return err;
+			err = unionfs_ns_unwhiteout_uino(sb, in->dst_dir, in->dst,
+							 strlen(in->dst));
 	}
-
-	*done = true;
-	if (unionfs_path_kind(&sbi->branches[0].root, src) != S_IFDIR) {
-		/* The upper rename happened (or the rename never began). */
-		if (unionfs_path_kind(&sbi->ns, dst) == S_IFDIR)
-			err = unionfs_ns_whiteout_path(sbi, src, true);
-		return err;
-	}
-	err = unionfs_intent_redo_dir_nodes(sbi, src, dst);
-	if (!err)
-		err = unionfs_ns_whiteout_path(sbi, src, true);
-	if (!err)
-		err = unionfs_intent_rename_upper(sbi, src, dst);
+	dput(sdir);
+	dput(ddir);
 	return err;
 }
 
@@ -315,79 +277,102 @@ static bool unionfs_intent_actor(struct dir_context *ctx, const char *name,
 	return sc->n < ARRAY_SIZE(sc->seqs);
 }
 
-/* Read intent @seq; returns its paths (one allocation) or an ERR_PTR. */
-static char *unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
-				 char **src, char **dst, u64 *ino, u32 *gen)
+static bool unionfs_intent_name_ok(const char *s)
+{
+	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* Read intent @seq into @in (in->buf to be freed). */
+static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
+			       struct unionfs_intent *in)
 {
 	char name[UNIONFS_INTENT_NAME];
-	struct odf_intent *in;
-	unsigned int sl, dl;
+	unsigned int sl, dl, shl, dhl;
+	struct odf_intent *h;
 	struct file *f;
 	struct path p;
 	loff_t pos = 0, size;
-	char *paths;
+	char *s;
 	ssize_t n;
 	int err;
 
 	unionfs_intent_name(name, seq);
 	err = vfs_path_lookup(sbi->reclaim.dentry, sbi->reclaim.mnt, name, 0, &p);
 	if (err)
-		return ERR_PTR(err);
+		return err;
 	f = dentry_open(&p, O_RDONLY | O_LARGEFILE, current_cred());
 	path_put(&p);
 	if (IS_ERR(f))
-		return ERR_CAST(f);
+		return PTR_ERR(f);
 	size = i_size_read(file_inode(f));
 	err = -EUCLEAN;
-	if (size < sizeof(*in) || size > sizeof(*in) + 2 * ODF_INTENT_PATH_MAX)
+	if (size < sizeof(*h) ||
+	    size > sizeof(*h) + 2 * NAME_MAX + 2 * ODF_INTENT_HINT_MAX)
 		goto out_f;
-	in = kmalloc(size, GFP_KERNEL);
+	h = kvmalloc(size, GFP_KERNEL);
 	err = -ENOMEM;
-	if (!in)
+	if (!h)
 		goto out_f;
-	n = kernel_read(f, in, size, &pos);
-	sl = le16_to_cpu(in->i_src_len);
-	dl = le16_to_cpu(in->i_dst_len);
+	n = kernel_read(f, h, size, &pos);
+	sl = le16_to_cpu(h->i_src_len);
+	dl = le16_to_cpu(h->i_dst_len);
+	shl = le16_to_cpu(h->i_src_hint_len);
+	dhl = le16_to_cpu(h->i_dst_hint_len);
 	err = -EUCLEAN;
-	if (n != size || le32_to_cpu(in->i_magic) != ODF_INTENT_MAGIC ||
-	    le16_to_cpu(in->i_version) != ODF_FORMAT_VERSION ||
-	    le16_to_cpu(in->i_op) != ODF_INTENT_RENAME || in->i_reserved ||
-	    le64_to_cpu(in->i_seq) != seq || sizeof(*in) + sl + dl != size ||
-	    le32_to_cpu(in->i_crc) != unionfs_odf_crc(in, size,
+	if (n != size || le32_to_cpu(h->i_magic) != ODF_INTENT_MAGIC ||
+	    le16_to_cpu(h->i_version) != ODF_INTENT_VERSION ||
+	    le16_to_cpu(h->i_op) != ODF_INTENT_RENAME ||
+	    le64_to_cpu(h->i_seq) != seq || !h->i_ino ||
+	    !sl || sl > NAME_MAX || !dl || dl > NAME_MAX || !shl || !dhl ||
+	    sizeof(*h) + sl + dl + shl + dhl != size ||
+	    le32_to_cpu(h->i_crc) != unionfs_odf_crc(h, size,
 					offsetof(struct odf_intent, i_crc)))
-		goto out_in;
-	paths = kmalloc(sl + dl + 2, GFP_KERNEL);
+		goto out_h;
+	in->buf = kmalloc(sl + dl + shl + dhl + 4, GFP_KERNEL);
 	err = -ENOMEM;
-	if (!paths)
-		goto out_in;
-	memcpy(paths, in + 1, sl);
-	paths[sl] = 0;
-	memcpy(paths + sl + 1, (char *)(in + 1) + sl, dl);
-	paths[sl + 1 + dl] = 0;
-	*src = paths;
-	*dst = paths + sl + 1;
-	*ino = le64_to_cpu(in->i_ino);
-	*gen = le32_to_cpu(in->i_gen);
+	if (!in->buf)
+		goto out_h;
+	s = (char *)(h + 1);
+	in->src = in->buf;
+	in->dst = in->src + sl + 1;
+	in->src_hint = in->dst + dl + 1;
+	in->dst_hint = in->src_hint + shl + 1;
+	memcpy(in->src, s, sl);
+	in->src[sl] = 0;
+	memcpy(in->dst, s + sl, dl);
+	in->dst[dl] = 0;
+	memcpy(in->src_hint, s + sl + dl, shl);
+	in->src_hint[shl] = 0;
+	memcpy(in->dst_hint, s + sl + dl + shl, dhl);
+	in->dst_hint[dhl] = 0;
+	in->ino = le64_to_cpu(h->i_ino);
+	in->gen = le32_to_cpu(h->i_gen);
+	in->src_dir = le64_to_cpu(h->i_src_dir);
+	in->dst_dir = le64_to_cpu(h->i_dst_dir);
 	err = 0;
-	if (paths[0] != '/' || (*dst)[0] != '/' || !strcmp(paths, "/") ||
-	    !strcmp(*dst, "/")) {
-		kfree(paths);
+	if (!unionfs_intent_name_ok(in->src) || !unionfs_intent_name_ok(in->dst) ||
+	    strlen(in->src) != sl || strlen(in->dst) != dl ||
+	    strlen(in->src_hint) != shl || strlen(in->dst_hint) != dhl ||
+	    in->src_hint[0] != '/' || in->dst_hint[0] != '/') {
+		kfree(in->buf);
+		in->buf = NULL;
 		err = -EUCLEAN;
 	}
-out_in:
-	kfree(in);
+out_h:
+	kvfree(h);
 out_f:
 	fput(f);
-	return err ? ERR_PTR(err) : paths;
+	return err;
 }
 
 /*
- * At every read-write mount (section 10.2): roll every intent forward,
+ * At every read-write mount (section 10.2): finish or drop every intent,
  * then delete it.  One that cannot be read was never committed, so its
  * operation never began: it is deleted.
  */
-int unionfs_intent_replay(struct unionfs_sb_info *sbi)
+int unionfs_intent_replay(struct super_block *sb)
 {
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct unionfs_intent_scan sc = { .ctx.actor = unionfs_intent_actor };
 	unsigned int i;
 	struct file *f;
@@ -401,38 +386,34 @@ int unionfs_intent_replay(struct unionfs_sb_info *sbi)
 	if (err)
 		return err;
 	for (i = 0; i < sc.n; i++) {
-		char *paths, *src, *dst;
+		struct unionfs_intent in = {};
 		bool done;
-		u64 ino;
-		u32 gen;
 
 		sbi->reclaim_seq = max(sbi->reclaim_seq, sc.seqs[i]);
-		paths = unionfs_intent_read(sbi, sc.seqs[i], &src, &dst, &ino,
-					    &gen);
-		if (IS_ERR(paths)) {
-			pr_warn("ODF '%s': intent %016llx is damaged (error %ld); dropped\n",
-				sbi->odf_name, sc.seqs[i], PTR_ERR(paths));
+		err = unionfs_intent_read(sbi, sc.seqs[i], &in);
+		if (err) {
+			pr_warn("ODF '%s': intent %016llx is damaged (error %d); dropped\n",
+				sbi->odf_name, sc.seqs[i], err);
 		} else {
-			err = unionfs_intent_redo_rename(sbi, src, dst, ino, gen,
-							 &done);
+			err = unionfs_intent_redo_rename(sb, &in, &done);
 			if (err) {
 				pr_err("ODF '%s': cannot finish renaming '%s' to '%s' (error %d)\n",
-				       sbi->odf_name, src, dst, err);
-				kfree(paths);
+				       sbi->odf_name, in.src, in.dst, err);
+				kfree(in.buf);
 				return err;
 			}
 			if (done)
 				pr_notice("ODF '%s': finished renaming '%s' to '%s'\n",
-					  sbi->odf_name, src, dst);
+					  sbi->odf_name, in.src, in.dst);
 			else
 				pr_notice("ODF '%s': renaming '%s' to '%s' had not reached the upper branch; the name stays '%s'\n",
-					  sbi->odf_name, src, dst, src);
-			kfree(paths);
+					  sbi->odf_name, in.src, in.dst, in.src);
+			kfree(in.buf);
 		}
 		err = unionfs_intent_end(sbi, sc.seqs[i]);
 		if (err)
 			return err;
 	}
 	/* More than one batch: scan again. */
-	return sc.n == ARRAY_SIZE(sc.seqs) ? unionfs_intent_replay(sbi) : 0;
+	return sc.n == ARRAY_SIZE(sc.seqs) ? unionfs_intent_replay(sb) : 0;
 }

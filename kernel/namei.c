@@ -47,26 +47,53 @@ static bool unionfs_lookup_add(struct unionfs_dentry_info *di,
 	return d_is_dir(ld);
 }
 
-/* The lower directories of a renamed directory, at its redirect path. */
-static int unionfs_lookup_redirect(struct dentry *dentry,
+/*
+ * The lower parts of a renamed directory, at its redirect entries (R1),
+ * merged in the branches' current priority order.
+ */
+static int unionfs_lookup_redirect(struct super_block *sb,
 				   struct unionfs_dentry_info *di,
-				   const char *redirect, bool found)
+				   const struct odf_node *rec, bool found)
 {
-	struct super_block *sb = dentry->d_sb;
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
-	unsigned int i;
+	unsigned int i, k, nr = le16_to_cpu(rec->n_nredirect);
 
 	for (i = 1; i < sbi->nbranches; i++) {
 		struct unionfs_lower pl = {
 			.path = sbi->branches[i].root,
 			.bindex = i,
 		};
+		size_t off = sizeof(*rec);
+		const struct odf_redirect *r = NULL;
 		struct path p;
+		char *rpath;
 		int err;
 
-		err = vfs_path_lookup(pl.path.dentry, pl.path.mnt, redirect + 1,
-				      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV, &p);
-		if (err == -ENOENT || err == -ENOTDIR)
+		/* The record was checked when read (ns.c). */
+		for (k = 0; k < nr; k++) {
+			r = (const void *)rec + off;
+			if (le16_to_cpu(r->r_branch) == sbi->branches[i].id)
+				break;
+			off += ALIGN(sizeof(*r) + le16_to_cpu(r->r_len), 4);
+		}
+		if (k == nr)
+			continue;
+		rpath = kmemdup_nul((const char *)(r + 1), le16_to_cpu(r->r_len),
+				    GFP_KERNEL);
+		if (!rpath)
+			return -ENOMEM;
+		if (!rpath[1]) {
+			p = pl.path;	/* the branch root itself */
+			path_get(&p);
+			err = 0;
+		} else {
+			err = vfs_path_lookup(pl.path.dentry, pl.path.mnt,
+					      rpath + 1,
+					      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV,
+					      &p);
+		}
+		kfree(rpath);
+		if (err == -ENOENT || err == -ENOTDIR || err == -ENAMETOOLONG)
 			continue;
 		if (err)
 			return err;
@@ -83,22 +110,30 @@ static int unionfs_lookup_redirect(struct dentry *dentry,
 	return 0;
 }
 
+/*
+ * Fill @di from the branches and the ODF.  For an upper directory, its
+ * union inode number is needed to find its node: it is returned in
+ * *@uino (*@have_uino set), with its *@lower_links.
+ */
 static int unionfs_lookup_branches(struct dentry *dentry,
-				   struct unionfs_dentry_info *di)
+				   struct unionfs_dentry_info *di, u64 *uino,
+				   u32 *lower_links, bool *have_uino)
 {
+	struct super_block *sb = dentry->d_sb;
 	const struct unionfs_dentry_info *pdi = UNIONFS_D(dentry->d_parent);
 	const struct qstr *name = &dentry->d_name;
 	struct dentry *pupper = unionfs_upper(dentry->d_parent);
-	struct unionfs_ns_node node;
-	bool found = false, upper_file = false;
+	struct unionfs_ns_node node = {};
+	bool found = false, upper_file = false, wo;
 	unsigned int i;
 	int err;
 
+	*have_uino = false;
 	di->top = UINT_MAX;
 	if (pupper && d_can_lookup(pupper)) {
 		struct dentry *ud;
 
-		ud = lookup_one_unlocked(unionfs_mnt_idmap(unionfs_upper_mnt(dentry->d_sb)),
+		ud = lookup_one_unlocked(unionfs_mnt_idmap(unionfs_upper_mnt(sb)),
 					 name->name, pupper, name->len);
 		if (IS_ERR(ud))
 			return PTR_ERR(ud);
@@ -108,20 +143,34 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 		upper_file = found && !d_is_dir(ud);
 	}
 
-	err = unionfs_ns_get(dentry, &node);
+	/* One ODF lookup: the name in its parent's node (W1). */
+	err = unionfs_ns_is_whiteout(d_inode(dentry->d_parent), name, &wo);
 	if (err)
 		return err;
+	if (found && !upper_file) {
+		/* An upper directory: its own node (O1, R1). */
+		err = unionfs_ino_of(sb, 0, d_inode(di->upper), uino,
+				     lower_links);
+		if (!err)
+			err = unionfs_ns_read(sb, NULL, *uino,
+					      d_inode(di->upper), &node);
+		if (err)
+			return err;
+		*have_uino = true;
+	}
+	if (wo)
+		node.flags |= ODF_NODE_WHITEOUT;
 	di->ns_flags = node.flags;
-	if (node.flags & (ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE) &&
-	    !(node.flags & ODF_NODE_REDIRECT))
-		goto out;	/* W1, W2, O1: nothing below the upper branch */
 	if (node.flags & ODF_NODE_REDIRECT) {
-		/* R1: only for the upper directory that was renamed. */
-		if (found && !upper_file && node.redirect[0] == '/')
-			err = unionfs_lookup_redirect(dentry, di, node.redirect,
-						      found);
+		/*
+		 * R1: the lower parts are where the redirect says, not at
+		 * this name (so a whiteout of the name does not hide them).
+		 */
+		err = unionfs_lookup_redirect(sb, di, node.rec, found);
 		goto out;
 	}
+	if (node.flags & (ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE))
+		goto out;	/* W1, W2, O1: nothing below the upper branch */
 
 	for (i = 0; i < pdi->nlower; i++) {
 		const struct unionfs_lower *pl = &pdi->lower[i];
@@ -156,7 +205,7 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 out:
 	if (di->top == UINT_MAX)
 		di->top = di->nlower;	/* negative, or on the upper branch */
-	kfree(node.redirect);
+	unionfs_ns_node_free(&node);
 	return err;
 }
 
@@ -218,6 +267,8 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 	const struct cred *old_cred;
 	u32 lower_links = 0;
 	struct path real;
+	bool have_uino;
+	u64 ino;
 	int err;
 
 	if (dentry->d_name.len > NAME_MAX)
@@ -228,13 +279,22 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 		return ERR_PTR(-ENOMEM);
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
 	dentry->d_fsdata = di;
-	err = unionfs_lookup_branches(dentry, di);
+	err = unionfs_lookup_branches(dentry, di, &ino, &lower_links,
+				      &have_uino);
 	if (err)
 		goto out_free;
 
-	if (di->upper_positive || di->top < di->nlower) {
+	if (have_uino) {
+		unionfs_real_path(dentry, &real);
+		inode = unionfs_iget(sb, ino, d_inode(real.dentry), 0);
+		if (IS_ERR(inode)) {
+			err = PTR_ERR(inode);
+			goto out_free;
+		}
+		if (lower_links)
+			UNIONFS_I(inode)->lower_links = lower_links;
+	} else if (di->upper_positive || di->top < di->nlower) {
 		unsigned int bindex = unionfs_real_bindex(dentry);
-		u64 ino;
 
 		unionfs_real_path(dentry, &real);
 		if (bindex && d_is_reg(real.dentry) &&

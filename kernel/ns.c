@@ -1,22 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * odf-unionfs: the namespace tree /ns of the ODF (docs/odf-format.md
- * section 5).
+ * odf-unionfs: the namespace /ns of the ODF (docs/odf-format.md section 5).
  *
- * /ns mirrors union directories sparsely: /ns/D/N is a regular file when
- * the union name /D/N is deleted (a whiteout), a directory when something
- * below it carries metadata, with a trusted.odf record when the union
- * directory is opaque or was renamed (redirect).  Nodes are found by the
- * union path of a dentry, so they follow the union's own renames.
+ * /ns holds one node per union directory that carries namespace
+ * metadata, named after the directory's union inode number:
+ * /ns/<016llx uino>/ is a directory whose regular files are whiteouts of
+ * names in that union directory, with a trusted.odf record saying
+ * whether the directory itself is opaque or was renamed (redirect
+ * entries: where its lower parts are, per branch).  No union path is ever
+ * computed: a directory rename touches only the names of its two parents,
+ * and a lookup costs one ODF lookup in the parent's node.  A union
+ * directory's inode keeps a reference to its node's dentry (positive or
+ * negative); the ODF's dcache keeps it right, since every change to /ns
+ * goes through this file: a node moved to reclaim or unlinked leaves the
+ * cached dentry moved or unhashed, which the next use notices.
+ *
+ * A node records the upper directory it was made for (owner inode and
+ * generation): an inode number the upper branch reuses would otherwise
+ * inherit a dead directory's whiteouts and redirect.  Such a stale node
+ * is ignored and replaced when next written.
  *
  * Every change runs under odf_lock with the mounter's credentials, and
  * never while a branch directory is locked (both may be ext4, and lockdep
- * sees one lock class).  A node change locks several ODF directories in
- * turn, so write access to the ODF is taken once for the whole change,
+ * sees one lock class).  Write access to the ODF is taken once per change,
  * after odf_lock (unionfs_ns_begin), and the unionfs_do_* calls inside
- * rely on it.  Replacing a node of one type by one of the other
- * goes through /reclaim with RENAME_EXCHANGE, so the name always has one
- * (section 9.3, 9.4).
+ * rely on it.  Lock order inside: /ns, then a node directory, then
+ * /reclaim.
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -25,12 +34,6 @@
 #include <linux/slab.h>
 #include <linux/xattr.h>
 #include "unionfs.h"
-
-/* The union path of a dentry ("/" for the root), in @buf. */
-char *unionfs_union_path(struct dentry *dentry, char *buf, int len)
-{
-	return dentry_path_raw(dentry, buf, len);
-}
 
 static unionfs_idmap_t *unionfs_ns_idmap(struct unionfs_sb_info *sbi)
 {
@@ -55,73 +58,150 @@ static void unionfs_ns_end(struct unionfs_sb_info *sbi)
 	mutex_unlock(&sbi->odf_lock);
 }
 
-/* Look up the node of a union path; -ENOENT when it has none. */
-static int unionfs_ns_lookup_path(struct unionfs_sb_info *sbi, const char *upath,
-				  struct path *path)
+static void unionfs_ns_name(char name[ODF_NS_NAME_LEN + 1], u64 uino)
 {
-	int err;
+	snprintf(name, ODF_NS_NAME_LEN + 1, "%016llx", uino);
+}
 
-	if (!upath[1]) {
-		*path = sbi->ns;
-		path_get(path);
-		return 0;
+/* The upper directory a union directory inode stands on, or NULL. */
+static struct inode *unionfs_ns_owner(struct inode *inode)
+{
+	/* Pairs with the releases in unionfs_inode_copied_up(). */
+	if (smp_load_acquire(&UNIONFS_I(inode)->bindex))
+		return NULL;
+	return smp_load_acquire(&UNIONFS_I(inode)->lower);
+}
+
+static bool unionfs_ns_dentry_ok(struct unionfs_sb_info *sbi, struct dentry *d)
+{
+	return !d_unhashed(d) && READ_ONCE(d->d_parent) == sbi->ns.dentry;
+}
+
+/*
+ * The dentry of node @uino in /ns (referenced; negative if there is
+ * none), from @inode's cache when it is still right.
+ */
+static struct dentry *unionfs_ns_dentry(struct unionfs_sb_info *sbi,
+					struct inode *inode, u64 uino)
+{
+	struct unionfs_inode_info *ui = inode ? UNIONFS_I(inode) : NULL;
+	char name[ODF_NS_NAME_LEN + 1];
+	struct dentry *d = NULL, *old;
+
+	if (ui) {
+		spin_lock(&ui->ns_lock);
+		d = dget(ui->ns);
+		spin_unlock(&ui->ns_lock);
+		if (d && unionfs_ns_dentry_ok(sbi, d))
+			return d;
+		dput(d);
 	}
-	err = vfs_path_lookup(sbi->ns.dentry, sbi->ns.mnt, upath + 1, 0, path);
-	return err == -ENOTDIR ? -ENOENT : err;	/* below a whiteout: dead */
+	unionfs_ns_name(name, uino);
+	d = lookup_one_len_unlocked(name, sbi->ns.dentry, ODF_NS_NAME_LEN);
+	if (IS_ERR(d) || !ui)
+		return d;
+	spin_lock(&ui->ns_lock);
+	old = ui->ns;
+	ui->ns = dget(d);
+	spin_unlock(&ui->ns_lock);
+	dput(old);
+	return d;
 }
 
-static int unionfs_ns_lookup(struct dentry *dentry, struct path *path)
+/* The inode goes: so does its reference to its node. */
+void unionfs_ns_forget(struct inode *inode)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
-	char *buf, *upath;
-	int err;
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
 
-	buf = __getname();
-	if (!buf)
-		return -ENOMEM;
-	upath = unionfs_union_path(dentry, buf, PATH_MAX);
-	err = IS_ERR(upath) ? PTR_ERR(upath) :
-			      unionfs_ns_lookup_path(sbi, upath, path);
-	__putname(buf);
-	return err;
+	dput(ui->ns);
+	ui->ns = NULL;
 }
 
-int unionfs_ns_read_node(struct unionfs_sb_info *sbi, struct dentry *d,
-			 struct unionfs_ns_node *node)
+/* Check a record read from node @uino; 0 if it is sound. */
+static int unionfs_ns_check_record(const struct odf_node *n, size_t len,
+				   u64 uino)
 {
-	size_t max = sizeof(struct odf_node) + ODF_REDIRECT_MAX;
+	unsigned int type, nr, i;
+	size_t off = sizeof(*n);
+
+	if (len < sizeof(*n) || le32_to_cpu(n->n_magic) != ODF_NODE_MAGIC ||
+	    le16_to_cpu(n->n_version) != ODF_NODE_VERSION ||
+	    le16_to_cpu(n->n_size) != len || le64_to_cpu(n->n_uino) != uino ||
+	    n->n_pad0 ||
+	    le32_to_cpu(n->n_crc) != unionfs_odf_crc(n, len,
+					offsetof(struct odf_node, n_crc)))
+		return -EUCLEAN;
+	type = le16_to_cpu(n->n_type);
+	nr = le16_to_cpu(n->n_nredirect);
+	if (type & ~ODF_NODE_TYPE_MASK ||
+	    ((type & ODF_NODE_REDIRECT) && !(type & ODF_NODE_OPAQUE)) ||
+	    !!(type & ODF_NODE_REDIRECT) != !!nr)
+		return -EUCLEAN;
+	for (i = 0; i < nr; i++) {
+		const struct odf_redirect *r = (const void *)n + off;
+		unsigned int rl;
+
+		if (off + sizeof(*r) > len)
+			return -EUCLEAN;
+		rl = le16_to_cpu(r->r_len);
+		if (!rl || off + sizeof(*r) + rl > len ||
+		    ((const char *)(r + 1))[0] != '/' ||
+		    memchr(r + 1, 0, rl))
+			return -EUCLEAN;
+		off += ALIGN(sizeof(*r) + rl, 4);
+	}
+	return off == len ? 0 : -EUCLEAN;
+}
+
+void unionfs_ns_node_free(struct unionfs_ns_node *node)
+{
+	kfree(node->rec);
+	node->rec = NULL;
+}
+
+/*
+ * Read the record of node dentry @d (positive) of number @uino into
+ * @node.  -ESTALE: the node belongs to an upper directory other than
+ * @owner (an inode number reused), so it says nothing.  A damaged record
+ * is logged and the node taken as plain: its whiteouts still count.
+ */
+static int unionfs_ns_read_record(struct unionfs_sb_info *sbi,
+				  struct dentry *d, u64 uino,
+				  struct inode *owner,
+				  struct unionfs_ns_node *node)
+{
 	struct odf_node *n;
-	unsigned int type, rlen;
 	ssize_t len;
 	int err = 0;
 
-	n = kmalloc(max, GFP_KERNEL);
+	node->flags = UNIONFS_NS_DIR;
+	node->rec = NULL;
+	n = kmalloc(ODF_NODE_MAX, GFP_KERNEL);
 	if (!n)
 		return -ENOMEM;
-	len = vfs_getxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n, max);
-	if (len == -ENODATA)
-		goto out;	/* a plain directory */
-	if (len < 0) {
+	len = vfs_getxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n,
+			   ODF_NODE_MAX);
+	if (len < 0 && len != -ENODATA && len != -ERANGE) {
 		err = len;
 		goto out;
 	}
-	type = len >= sizeof(*n) ? le16_to_cpu(n->n_type) : 0;
-	rlen = len >= sizeof(*n) ? le16_to_cpu(n->n_redirect_len) : 0;
-	if (len < sizeof(*n) || le32_to_cpu(n->n_magic) != ODF_NODE_MAGIC ||
-	    le16_to_cpu(n->n_version) != ODF_FORMAT_VERSION ||
-	    len != sizeof(*n) + rlen ||
-	    le32_to_cpu(n->n_crc) != unionfs_odf_crc(n, len,
-					offsetof(struct odf_node, n_crc)) ||
-	    (type & ODF_NODE_WHITEOUT) || !!(type & ODF_NODE_REDIRECT) != !!rlen) {
-		pr_warn_ratelimited("ODF '%s': damaged namespace record ignored: run odfck\n",
-				    sbi->odf_name);
+	if (len < 0 || unionfs_ns_check_record(n, len, uino)) {
+		pr_warn_ratelimited("ODF '%s': damaged record of namespace node %016llx ignored: run odfck\n",
+				    sbi->odf_name, uino);
 		goto out;
 	}
-	node->flags |= type & (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT);
-	if (rlen) {
-		node->redirect = kmemdup_nul((char *)(n + 1), rlen, GFP_KERNEL);
-		if (!node->redirect)
-			err = -ENOMEM;
+	if (n->n_owner_ino &&
+	    (!owner || owner->i_ino != le64_to_cpu(n->n_owner_ino) ||
+	     owner->i_generation != le32_to_cpu(n->n_owner_gen))) {
+		node->flags = 0;
+		err = -ESTALE;
+		goto out;
+	}
+	node->flags |= le16_to_cpu(n->n_type) &
+		       (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT);
+	if (node->flags & ODF_NODE_REDIRECT) {
+		node->rec = n;
+		n = NULL;
 	}
 out:
 	kfree(n);
@@ -129,695 +209,681 @@ out:
 }
 
 /*
- * What the ODF says of a union name: nothing, a whiteout, or a directory
- * node with its record.  Called with the mounter's credentials.
+ * The node of union directory @uino (with inode @inode if it has one,
+ * standing on upper directory @owner): @node->flags is 0 when there is
+ * no valid node.  Called with the mounter's credentials.
+ */
+int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
+		    struct inode *owner, struct unionfs_ns_node *node)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct dentry *d;
+	int err = 0;
+
+	node->flags = 0;
+	node->rec = NULL;
+	d = unionfs_ns_dentry(sbi, inode, uino);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	if (d_can_lookup(d))
+		err = unionfs_ns_read_record(sbi, d, uino, owner, node);
+	else if (d_is_positive(d))
+		pr_warn_ratelimited("ODF '%s': namespace node %016llx is not a directory: run odfck\n",
+				    sbi->odf_name, uino);
+	dput(d);
+	return err == -ESTALE ? 0 : err;
+}
+
+/* The valid node of union directory inode @dir, as a path; -ENOENT if none. */
+static int unionfs_ns_node_path(struct inode *dir, struct path *path)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dir->i_sb);
+	struct unionfs_ns_node node;
+	struct dentry *d;
+	int err;
+
+	d = unionfs_ns_dentry(sbi, dir, dir->i_ino);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	err = -ENOENT;
+	if (d_can_lookup(d)) {
+		err = unionfs_ns_read_record(sbi, d, dir->i_ino,
+					     unionfs_ns_owner(dir), &node);
+		unionfs_ns_node_free(&node);
+		if (err == -ESTALE)
+			err = -ENOENT;
+	}
+	if (err) {
+		dput(d);
+		return err;
+	}
+	path->mnt = mntget(sbi->ns.mnt);
+	path->dentry = d;
+	return 0;
+}
+
+int unionfs_ns_lookup_dir(struct dentry *dir, struct path *path)
+{
+	return unionfs_ns_node_path(d_inode(dir), path);
+}
+
+/* Is @name whited out in union directory @dir?  (W1) */
+int unionfs_ns_is_whiteout(struct inode *dir, const struct qstr *name,
+			   bool *whiteout)
+{
+	struct path p;
+	struct dentry *d;
+	int err;
+
+	*whiteout = false;
+	err = unionfs_ns_node_path(dir, &p);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	d = lookup_one_len_unlocked(name->name, p.dentry, name->len);
+	path_put(&p);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	if (d_is_reg(d))
+		*whiteout = true;	/* a regular file is one, record or not */
+	else if (d_is_positive(d))
+		pr_warn_ratelimited("ODF '%s': a namespace node holds a non-file entry: run odfck\n",
+				    UNIONFS_SB(dir->i_sb)->odf_name);
+	dput(d);
+	return 0;
+}
+
+/*
+ * What the ODF says of a positive union name: a whiteout in its parent,
+ * and, for a directory with an upper part, its own node's record.
  */
 int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
-	struct path path;
+	struct inode *inode = d_inode(dentry);
+	struct inode *owner;
+	bool wo;
 	int err;
 
 	node->flags = 0;
-	node->redirect = NULL;
-	err = unionfs_ns_lookup(dentry, &path);
-	if (err)
-		return err == -ENOENT ? 0 : err;
-	if (d_is_reg(path.dentry))
-		node->flags = ODF_NODE_WHITEOUT;
-	else if (d_can_lookup(path.dentry))
-		node->flags = UNIONFS_NS_DIR;
-	if (node->flags == UNIONFS_NS_DIR)
-		err = unionfs_ns_read_node(sbi, path.dentry, node);
-	path_put(&path);
-	return err;
-}
-
-/* The namespace directory /ns/D of union directory D, if there is one. */
-int unionfs_ns_lookup_dir(struct dentry *dir, struct path *path)
-{
-	int err = unionfs_ns_lookup(dir, path);
-
-	if (!err && !d_can_lookup(path->dentry)) {
-		path_put(path);
-		err = -ENOENT;
-	}
+	node->rec = NULL;
+	err = unionfs_ns_is_whiteout(d_inode(dentry->d_parent),
+				     &dentry->d_name, &wo);
+	if (err || !inode || !S_ISDIR(inode->i_mode))
+		goto out;
+	owner = unionfs_ns_owner(inode);
+	if (owner)
+		err = unionfs_ns_read(dentry->d_sb, inode, inode->i_ino, owner,
+				      node);
+out:
+	if (!err && wo)
+		node->flags |= ODF_NODE_WHITEOUT;
 	return err;
 }
 
 static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
-				   struct dentry *d, unsigned int type,
-				   const char *redirect)
+				   struct dentry *d, u64 uino,
+				   struct inode *owner, unsigned int type,
+				   const struct odf_node *redirect)
 {
-	size_t rlen = redirect ? strlen(redirect) : 0;
+	size_t len = sizeof(struct odf_node);
 	struct odf_node *n;
 	int err;
 
-	if (rlen > ODF_REDIRECT_MAX)
-		return -ENAMETOOLONG;
-	n = kzalloc(sizeof(*n) + rlen, GFP_KERNEL);
+	if (redirect)
+		len = le16_to_cpu(redirect->n_size);
+	n = kzalloc(len, GFP_KERNEL);
 	if (!n)
 		return -ENOMEM;
+	if (redirect) {
+		memcpy(n, redirect, len);
+		type |= ODF_NODE_REDIRECT | ODF_NODE_OPAQUE;
+	}
 	n->n_magic = cpu_to_le32(ODF_NODE_MAGIC);
-	n->n_version = cpu_to_le16(ODF_FORMAT_VERSION);
-	n->n_type = cpu_to_le16(type | (rlen ? ODF_NODE_REDIRECT : 0));
-	n->n_redirect_len = cpu_to_le16(rlen);
+	n->n_crc = 0;
+	n->n_version = cpu_to_le16(ODF_NODE_VERSION);
+	n->n_type = cpu_to_le16(type);
+	n->n_size = cpu_to_le16(len);
 	n->n_time = cpu_to_le64(ktime_get_real_seconds());
-	memcpy(n + 1, redirect, rlen);
-	n->n_crc = cpu_to_le32(unionfs_odf_crc(n, sizeof(*n) + rlen,
+	n->n_uino = cpu_to_le64(uino);
+	n->n_owner_ino = cpu_to_le64(owner ? owner->i_ino : 0);
+	n->n_owner_gen = cpu_to_le32(owner ? owner->i_generation : 0);
+	n->n_pad0 = 0;
+	n->n_crc = cpu_to_le32(unionfs_odf_crc(n, len,
 					offsetof(struct odf_node, n_crc)));
-	err = __unionfs_do_setxattr(sbi->ns.mnt, d, ODF_NODE_XATTR, n,
-				    sizeof(*n) + rlen, 0);
+	err = __unionfs_do_setxattr(sbi->ns.mnt, d, ODF_NODE_XATTR, n, len, 0);
 	kfree(n);
 	return err;
 }
 
-/* Create a whiteout file (@dir locked) and record it. */
-static int unionfs_ns_create_whiteout(struct unionfs_sb_info *sbi,
-				      struct inode *dir, struct dentry *d)
-{
-	int err;
-
-	err = unionfs_do_create(sbi->ns.mnt, d->d_parent, d, S_IFREG | 0600);
-	if (!err)
-		err = unionfs_ns_write_record(sbi, d, ODF_NODE_WHITEOUT, NULL);
-	return err;
-}
-
-static int unionfs_ns_create_dir(struct unionfs_sb_info *sbi, struct inode *dir,
-				 struct dentry *d, unsigned int type)
-{
-	int err;
-
-	err = unionfs_do_mkdir(sbi->ns.mnt, d->d_parent, d, 0700);
-	if (!err && type)
-		err = unionfs_ns_write_record(sbi, d, type, NULL);
-	return err;
-}
-
-static int unionfs_ns_replace(struct unionfs_sb_info *sbi, struct dentry *pdir,
-			      struct dentry **d,
-			      int (*make)(struct unionfs_sb_info *sbi,
-					  struct inode *dir, struct dentry *d,
-					  unsigned int type),
-			      unsigned int type);
-static int unionfs_ns_make_dir(struct unionfs_sb_info *sbi, struct inode *dir,
-			       struct dentry *d, unsigned int type);
-
-/*
- * The node directory of union directory @dir, created (plain) with its
- * parents as needed.  A whiteout in the way is the W2 case: a directory
- * created over a whiteout, so it becomes an opaque node.
- */
-static int unionfs_ns_mkdir_p(struct unionfs_sb_info *sbi, const char *dirpath,
-			      struct path *out)
-{
-	char *buf, *upath, *comp, *next;
-	struct dentry *cur, *child;
-	int err = 0;
-
-	buf = __getname();
-	if (!buf)
-		return -ENOMEM;
-	upath = buf;
-	strscpy(buf, dirpath, PATH_MAX);
-	cur = dget(sbi->ns.dentry);
-	for (comp = upath + 1; *comp && !err; comp = next) {
-		struct inode *cdir = d_inode(cur);
-
-		next = strchrnul(comp, '/');
-		if (*next)
-			*next++ = 0;
-		inode_lock_nested(cdir, I_MUTEX_PARENT);
-		child = lookup_one_len(comp, cur, strlen(comp));
-		if (IS_ERR(child)) {
-			err = PTR_ERR(child);
-		} else if (d_is_negative(child)) {
-			err = unionfs_ns_create_dir(sbi, cdir, child, 0);
-		} else if (d_is_reg(child)) {
-			/* One exchange: the name is never without a node. */
-			err = unionfs_ns_replace(sbi, cur, &child,
-						 unionfs_ns_make_dir,
-						 ODF_NODE_OPAQUE);
-		} else if (!d_can_lookup(child)) {
-			err = -EUCLEAN;
-		}
-		inode_unlock(cdir);
-		if (!IS_ERR(child)) {
-			dput(cur);
-			cur = child;
-		}
-	}
-	__putname(buf);
-	if (err) {
-		dput(cur);
-		return err;
-	}
-	out->mnt = sbi->ns.mnt;
-	out->dentry = cur;
-	mntget(out->mnt);
-	return 0;
-}
-
-/* Delete a subtree of the ODF, depth first, without recursion. */
-static int unionfs_odf_delete_tree(struct unionfs_sb_info *sbi,
-				   struct dentry *top);
-
-struct unionfs_first_child {
+/* Delete a reclaim entry: a whiteout, or a node and the whiteouts in it. */
+struct unionfs_ns_batch {
 	struct dir_context ctx;
-	char name[NAME_MAX + 1];
-	int len;
+	unsigned int n;
+	bool skip_intents;
+	struct {
+		unsigned char len;
+		char name[NAME_MAX + 1];
+	} e[16];
 };
 
-static bool unionfs_first_child_actor(struct dir_context *ctx, const char *name,
-				      int len, loff_t off, u64 ino,
-				      unsigned int type)
+static bool unionfs_ns_batch_actor(struct dir_context *ctx, const char *name,
+				   int len, loff_t off, u64 ino,
+				   unsigned int type)
 {
-	struct unionfs_first_child *fc =
-		container_of(ctx, struct unionfs_first_child, ctx);
+	struct unionfs_ns_batch *b =
+		container_of(ctx, struct unionfs_ns_batch, ctx);
+	int pl = strlen(ODF_INTENT_PREFIX);
 
 	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
 		return true;
-	memcpy(fc->name, name, len);
-	fc->len = len;
-	return false;
+	if (b->skip_intents && len > pl && !memcmp(name, ODF_INTENT_PREFIX, pl))
+		return true;	/* rolled forward by unionfs_intent_replay */
+	if (len > NAME_MAX)
+		return true;
+	b->e[b->n].len = len;
+	memcpy(b->e[b->n].name, name, len);
+	b->n++;
+	return b->n < ARRAY_SIZE(b->e);
 }
 
-static int unionfs_odf_delete_tree(struct unionfs_sb_info *sbi,
-				   struct dentry *top)
+/* Read up to 16 names of directory @dir (referenced path). */
+static int unionfs_ns_batch_read(struct unionfs_sb_info *sbi,
+				 struct dentry *dir,
+				 struct unionfs_ns_batch *b)
 {
-	struct dentry *cur = dget(top);
+	struct path p = { .mnt = sbi->ns.mnt, .dentry = dir };
+	struct file *f;
+	int err;
+
+	b->ctx.actor = unionfs_ns_batch_actor;
+	b->ctx.pos = 0;
+	b->n = 0;
+	f = dentry_open(&p, O_RDONLY | O_DIRECTORY, current_cred());
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = iterate_dir(f, &b->ctx);
+	fput(f);
+	return err;
+}
+
+/* Remove every entry of directory @dir (entries that are directories too). */
+static int unionfs_ns_empty_dir(struct unionfs_sb_info *sbi, struct dentry *dir,
+				int depth)
+{
+	struct unionfs_ns_batch *b;
+	unsigned int i;
+	int err;
+
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->skip_intents = false;
+	do {
+		err = unionfs_ns_batch_read(sbi, dir, b);
+		for (i = 0; !err && i < b->n; i++) {
+			struct dentry *c;
+
+			inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+			c = lookup_one_len(b->e[i].name, dir, b->e[i].len);
+			err = PTR_ERR_OR_ZERO(c);
+			if (!err && d_can_lookup(c)) {
+				inode_unlock(d_inode(dir));
+				/* Only damage nests deeper than a node. */
+				err = depth < 4 ?
+				      unionfs_ns_empty_dir(sbi, c, depth + 1) :
+				      -EUCLEAN;
+				inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+			}
+			if (!err && d_is_positive(c))
+				err = unionfs_do_remove(sbi->ns.mnt, dir, c);
+			inode_unlock(d_inode(dir));
+			if (!IS_ERR(c))
+				dput(c);
+		}
+	} while (!err && b->n);
+	kfree(b);
+	return err;
+}
+
+static int unionfs_ns_delete(struct unionfs_sb_info *sbi, struct dentry *d)
+{
+	struct dentry *parent;
 	int err = 0;
 
-	while (!err) {
-		struct dentry *parent = dget_parent(cur);
-		struct inode *pdir = d_inode(parent);
-		struct unionfs_first_child fc = {
-			.ctx.actor = unionfs_first_child_actor,
-		};
-		struct dentry *child;
-		struct path p;
-		struct file *f;
-
-		if (d_can_lookup(cur)) {
-			p.mnt = sbi->ns.mnt;
-			p.dentry = cur;
-			f = dentry_open(&p, O_RDONLY | O_DIRECTORY,
-					current_cred());
-			err = PTR_ERR_OR_ZERO(f);
-			if (!err) {
-				err = iterate_dir(f, &fc.ctx);
-				fput(f);
-			}
-			if (!err && fc.len) {
-				/* Descend into the first child. */
-				inode_lock_nested(d_inode(cur), I_MUTEX_PARENT);
-				child = lookup_one_len(fc.name, cur, fc.len);
-				inode_unlock(d_inode(cur));
-				dput(parent);
-				if (IS_ERR(child)) {
-					err = PTR_ERR(child);
-					break;
-				}
-				if (d_is_negative(child)) {
-					dput(child);
-					err = -EIO;
-					break;
-				}
-				dput(cur);
-				cur = child;
-				continue;
-			}
-		}
-		if (!err) {
-			inode_lock_nested(pdir, I_MUTEX_PARENT);
-			err = unionfs_do_remove(sbi->ns.mnt, parent, cur);
-			inode_unlock(pdir);
-		}
-		if (err || cur == top) {
-			dput(parent);
-			break;
-		}
-		dput(cur);
-		cur = parent;
-	}
-	dput(cur);
+	if (d_can_lookup(d))
+		err = unionfs_ns_empty_dir(sbi, d, 0);
+	if (err)
+		return err;
+	parent = dget_parent(d);
+	inode_lock_nested(d_inode(parent), I_MUTEX_PARENT);
+	if (d->d_parent == parent && d_is_positive(d))
+		err = unionfs_do_remove(sbi->ns.mnt, parent, d);
+	inode_unlock(d_inode(parent));
+	dput(parent);
 	return err;
 }
 
 /*
- * Replace the node *@d (in @pdir, which is locked and stays locked) by a
- * fresh node of the other kind made by @make in the reclaim area: one
- * RENAME_EXCHANGE puts the new node at the name and the old one in
- * reclaim, which is then deleted.  *@d becomes the new node.
+ * Move node @d (in /ns, which is locked) to /reclaim; it is then deleted
+ * by the caller (unionfs_ns_delete) once /ns is unlocked.
  */
-static int unionfs_ns_replace(struct unionfs_sb_info *sbi, struct dentry *pdir,
-			      struct dentry **d,
-			      int (*make)(struct unionfs_sb_info *sbi,
-					  struct inode *dir, struct dentry *d,
-					  unsigned int type),
-			      unsigned int type)
+static int unionfs_ns_to_reclaim(struct unionfs_sb_info *sbi, struct dentry *d)
 {
 	struct dentry *rdir = sbi->reclaim.dentry;
-	struct dentry *old = *d;
 	struct dentry *r;
 	char name[24];
 	int err;
 
-	snprintf(name, sizeof(name), "%lu", d_inode(old)->i_ino);
+	snprintf(name, sizeof(name), "%lu", d_inode(d)->i_ino);
 	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
 	r = lookup_one_len(name, rdir, strlen(name));
-	if (IS_ERR(r)) {
-		inode_unlock(d_inode(rdir));
-		return PTR_ERR(r);
-	}
-	if (d_is_positive(r)) {
+	err = PTR_ERR_OR_ZERO(r);
+	if (!err && d_is_positive(r))
 		err = -EEXIST;	/* a leftover: odfck or the next mount */
-	} else {
-		err = make(sbi, d_inode(rdir), r, type);
-		if (!err)
-			err = unionfs_do_rename(sbi->ns.mnt, rdir, r, pdir, old,
-						RENAME_EXCHANGE);
-	}
+	if (!err)
+		err = unionfs_do_rename(sbi->ns.mnt, sbi->ns.dentry, d, rdir, r,
+					0);
 	inode_unlock(d_inode(rdir));
-	if (err) {
+	if (!IS_ERR(r))
 		dput(r);
-		return err;
-	}
-	/* The dentries moved with their inodes: @r is at the name now. */
-	*d = r;
-	inode_unlock(d_inode(pdir));
-	err = unionfs_odf_delete_tree(sbi, old);
-	inode_lock_nested(d_inode(pdir), I_MUTEX_PARENT);
-	dput(old);
-	return err;
-}
-
-static int unionfs_ns_make_whiteout(struct unionfs_sb_info *sbi,
-				    struct inode *dir, struct dentry *d,
-				    unsigned int type)
-{
-	return unionfs_ns_create_whiteout(sbi, dir, d);
-}
-
-static int unionfs_ns_make_dir(struct unionfs_sb_info *sbi, struct inode *dir,
-			       struct dentry *d, unsigned int type)
-{
-	return unionfs_ns_create_dir(sbi, dir, d, type);
-}
-
-/*
- * Lock the node directory of the parent of union path @upath (created if
- * @create) and look up the node of @upath in it.  Returns 1 with nothing
- * locked when the parent has no node and @create is false.
- */
-static int unionfs_ns_lock_node(struct unionfs_sb_info *sbi, const char *upath,
-				bool create, struct path *pdir,
-				struct dentry **node)
-{
-	const char *name = strrchr(upath, '/') + 1;
-	char *parent;
-	int err;
-
-	if (!*name)
-		return -EINVAL;	/* the root has no node of its own */
-	parent = kstrndup(upath, max_t(int, name - upath - 1, 1), GFP_KERNEL);
-	if (!parent)
-		return -ENOMEM;
-	if (create) {
-		err = unionfs_ns_mkdir_p(sbi, parent, pdir);
-	} else {
-		err = unionfs_ns_lookup_path(sbi, parent, pdir);
-		if (!err && !d_can_lookup(pdir->dentry)) {
-			path_put(pdir);
-			err = -ENOENT;
-		}
-		if (err == -ENOENT)
-			err = 1;
-	}
-	kfree(parent);
-	if (err)
-		return err;
-	inode_lock_nested(d_inode(pdir->dentry), I_MUTEX_PARENT);
-	*node = lookup_one_len(name, pdir->dentry, strlen(name));
-	if (IS_ERR(*node)) {
-		inode_unlock(d_inode(pdir->dentry));
-		path_put(pdir);
-		return PTR_ERR(*node);
-	}
-	return 0;
-}
-
-static void unionfs_ns_unlock_node(struct path *pdir, struct dentry *node)
-{
-	dput(node);
-	inode_unlock(d_inode(pdir->dentry));
-	path_put(pdir);
-}
-
-/*
- * Hide the union name @dentry (unlink, rmdir, rename away): its node
- * becomes a whiteout; a directory node and its subtree go to reclaim.
- * With @commit the change is on disk before a branch write that follows
- * (hide before delete, section 9).
- */
-int unionfs_ns_whiteout_path(struct unionfs_sb_info *sbi, const char *upath,
-			     bool commit)
-{
-	struct dentry *node;
-	struct path pdir;
-	int err;
-
-	err = unionfs_ns_begin(sbi);
-	if (err)
-		return err;
-	err = unionfs_ns_lock_node(sbi, upath, true, &pdir, &node);
-	if (err)
-		goto out;
-	if (d_is_negative(node))
-		err = unionfs_ns_create_whiteout(sbi, d_inode(pdir.dentry), node);
-	else if (d_can_lookup(node))
-		err = unionfs_ns_replace(sbi, pdir.dentry, &node,
-					 unionfs_ns_make_whiteout, 0);
-	else if (!d_is_reg(node))
-		err = -EUCLEAN;
-	if (!err && commit)
-		err = unionfs_odf_fsync_dir(&pdir);
-	unionfs_ns_unlock_node(&pdir, node);
-out:
-	unionfs_ns_end(sbi);
 	return err;
 }
 
 /*
- * A directory was created where a lower one is hidden: its node is an
- * opaque directory, replacing a whiteout (section 9.3 step 3).
+ * The node of union directory @uino for writing: referenced, positive,
+ * valid for @owner.  A missing node is made (plain, or with @type and
+ * @redirect); a stale one (another owner) is replaced with one
+ * RENAME_EXCHANGE by a fresh one made in /reclaim, so the name never
+ * shows a half-made node.  *@made says the record was written already.
  */
-int unionfs_ns_opaque(struct dentry *dentry)
+static struct dentry *unionfs_ns_make(struct unionfs_sb_info *sbi, u64 uino,
+				      struct inode *owner, unsigned int type,
+				      const struct odf_node *redirect,
+				      bool *made)
 {
-	return unionfs_ns_set_dir(dentry, ODF_NODE_OPAQUE, NULL);
-}
-
-/*
- * Make the node of @upath a directory with the record @type (+ @redirect),
- * or a plain directory without a record if both are 0.
- */
-int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
-			    unsigned int type, const char *redirect)
-{
-	struct dentry *node;
-	struct path pdir;
+	struct dentry *nsdir = sbi->ns.dentry, *rdir = sbi->reclaim.dentry;
+	char name[ODF_NS_NAME_LEN + 1];
+	struct unionfs_ns_node node;
+	struct dentry *d, *r, *old = NULL;
+	char rname[24];
 	int err;
 
-	err = unionfs_ns_begin(sbi);
-	if (err)
-		return err;
-	err = unionfs_ns_lock_node(sbi, upath, true, &pdir, &node);
-	if (err)
+	*made = false;
+	unionfs_ns_name(name, uino);
+	inode_lock_nested(d_inode(nsdir), I_MUTEX_PARENT);
+	d = lookup_one_len(name, nsdir, ODF_NS_NAME_LEN);
+	if (IS_ERR(d))
 		goto out;
-	if (d_is_negative(node))
-		err = unionfs_ns_create_dir(sbi, d_inode(pdir.dentry), node, 0);
-	else if (d_is_reg(node))	/* born with its record (9.3) */
-		err = unionfs_ns_replace(sbi, pdir.dentry, &node,
-					 unionfs_ns_make_dir, type);
-	else if (!d_can_lookup(node))
-		err = -EUCLEAN;
-	/* After a replace, @node names the new directory. */
-	if (!err && (type || redirect))
-		err = unionfs_ns_write_record(sbi, node, type, redirect);
-	else if (!err)		/* a plain directory: no record */
-		err = __unionfs_do_removexattr(sbi->ns.mnt, node,
-					       ODF_NODE_XATTR);
-	unionfs_ns_unlock_node(&pdir, node);
-out:
-	unionfs_ns_end(sbi);
-	return err;
-}
-
-/* The name shows an upper object again: drop its node (W1 made it moot). */
-/* Called between unionfs_ns_begin() and unionfs_ns_end(). */
-static int unionfs_ns_do_remove(struct unionfs_sb_info *sbi, const char *upath,
-				bool dirs_only)
-{
-	struct dentry *node;
-	struct path pdir;
-	int err;
-
-	err = unionfs_ns_lock_node(sbi, upath, false, &pdir, &node);
-	if (err)
-		goto out;
-	if (d_is_reg(node) && !dirs_only) {
-		err = unionfs_do_remove(sbi->ns.mnt, pdir.dentry, node);
-	} else if (d_can_lookup(node)) {
-		struct dentry *rdir = sbi->reclaim.dentry;
-		struct dentry *r;
-		char name[24];
-
-		snprintf(name, sizeof(name), "%lu", d_inode(node)->i_ino);
-		inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
-		r = lookup_one_len(name, rdir, strlen(name));
-		err = PTR_ERR_OR_ZERO(r);
-		if (!err && d_is_positive(r))
-			err = -EEXIST;
+	if (d_is_negative(d)) {
+		err = unionfs_do_mkdir(sbi->ns.mnt, nsdir, d, 0700);
 		if (!err)
-			err = unionfs_do_rename(sbi->ns.mnt, pdir.dentry, node,
-						rdir, r, 0);
-		inode_unlock(d_inode(rdir));
-		if (!err) {
-			/* d_move: @node is the entry in reclaim now. */
-			inode_unlock(d_inode(pdir.dentry));
-			err = unionfs_odf_delete_tree(sbi, node);
-			inode_lock_nested(d_inode(pdir.dentry), I_MUTEX_PARENT);
-		}
-		if (!IS_ERR(r))
-			dput(r);
+			err = unionfs_ns_write_record(sbi, d, uino, owner, type,
+						      redirect);
+		*made = true;
+		goto done;
 	}
-	unionfs_ns_unlock_node(&pdir, node);
+	if (!d_can_lookup(d)) {
+		err = -EUCLEAN;
+		goto done;
+	}
+	err = unionfs_ns_read_record(sbi, d, uino, owner, &node);
+	unionfs_ns_node_free(&node);
+	if (err != -ESTALE)
+		goto done;
+	/* Stale: a fresh node takes the name in one exchange. */
+	snprintf(rname, sizeof(rname), "%lu", d_inode(d)->i_ino);
+	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
+	r = lookup_one_len(rname, rdir, strlen(rname));
+	err = PTR_ERR_OR_ZERO(r);
+	if (!err && d_is_positive(r))
+		err = -EEXIST;
+	if (!err)
+		err = unionfs_do_mkdir(sbi->ns.mnt, rdir, r, 0700);
+	if (!err)
+		err = unionfs_ns_write_record(sbi, r, uino, owner, type,
+					      redirect);
+	if (!err)
+		err = unionfs_do_rename(sbi->ns.mnt, rdir, r, nsdir, d,
+					RENAME_EXCHANGE);
+	inode_unlock(d_inode(rdir));
+	if (!err) {
+		/* The dentries moved with their inodes. */
+		old = d;
+		d = r;
+		*made = true;
+	} else if (!IS_ERR(r)) {
+		dput(r);
+	}
+done:
+	if (err) {
+		dput(d);
+		d = ERR_PTR(err);
+	}
 out:
+	inode_unlock(d_inode(nsdir));
+	if (old) {
+		err = unionfs_ns_delete(sbi, old);
+		if (err)
+			pr_warn("ODF '%s': cannot delete a stale namespace node (error %d): odfck will\n",
+				sbi->odf_name, err);
+		dput(old);
+	}
+	return d;
+}
+
+static int unionfs_ns_commit(struct unionfs_sb_info *sbi, struct dentry *d)
+{
+	struct path p = { .mnt = sbi->ns.mnt, .dentry = d };
+
+	return unionfs_odf_fsync_dir(&p);
+}
+
+/*
+ * Whiteout @name in union directory @uino (standing on @owner): the node
+ * is made if needed.  With @commit the whiteout is on disk before a
+ * branch write that follows (hide before delete, section 9).
+ */
+int unionfs_ns_whiteout_uino(struct super_block *sb, u64 uino,
+			     struct inode *owner, const char *name,
+			     unsigned int len, bool commit)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct dentry *node, *w;
+	bool made;
+	int err;
+
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		return err;
+	node = unionfs_ns_make(sbi, uino, owner, 0, NULL, &made);
+	err = PTR_ERR_OR_ZERO(node);
+	if (err)
+		goto out;
+	inode_lock_nested(d_inode(node), I_MUTEX_PARENT);
+	w = lookup_one_len(name, node, len);
+	err = PTR_ERR_OR_ZERO(w);
+	if (!err && d_is_negative(w))
+		err = unionfs_do_create(sbi->ns.mnt, node, w, S_IFREG | 0600);
+	else if (!err && !d_is_reg(w))
+		err = -EUCLEAN;
+	inode_unlock(d_inode(node));
+	if (!IS_ERR(w))
+		dput(w);
+	if (!err && commit)
+		err = unionfs_ns_commit(sbi, node);
+	dput(node);
+out:
+	unionfs_ns_end(sbi);
+	return err;
+}
+
+int unionfs_ns_whiteout(struct inode *dir, const struct qstr *name,
+			bool commit)
+{
+	return unionfs_ns_whiteout_uino(dir->i_sb, dir->i_ino,
+					unionfs_ns_owner(dir), name->name,
+					name->len, commit);
+}
+
+/* The name shows an upper object again: its whiteout is moot (W1). */
+int unionfs_ns_unwhiteout_uino(struct super_block *sb, u64 uino,
+			       const char *name, unsigned int len)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	char nname[ODF_NS_NAME_LEN + 1];
+	struct dentry *node, *w;
+	int err;
+
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		return err;
+	unionfs_ns_name(nname, uino);
+	node = lookup_one_len_unlocked(nname, sbi->ns.dentry, ODF_NS_NAME_LEN);
+	err = PTR_ERR_OR_ZERO(node);
+	if (err || !d_can_lookup(node))
+		goto out;
+	inode_lock_nested(d_inode(node), I_MUTEX_PARENT);
+	w = lookup_one_len(name, node, len);
+	err = PTR_ERR_OR_ZERO(w);
+	if (!err && d_is_reg(w))
+		err = unionfs_do_remove(sbi->ns.mnt, node, w);
+	inode_unlock(d_inode(node));
+	if (!IS_ERR(w))
+		dput(w);
+out:
+	if (!IS_ERR(node))
+		dput(node);
+	unionfs_ns_end(sbi);
+	return err;
+}
+
+int unionfs_ns_unwhiteout(struct inode *dir, const struct qstr *name)
+{
+	return unionfs_ns_unwhiteout_uino(dir->i_sb, dir->i_ino, name->name,
+					  name->len);
+}
+
+/*
+ * The path of branch dentry @d from its branch root @root, at the end of
+ * @buf (@len bytes); "/" for the root itself.
+ */
+char *unionfs_branch_relpath(struct dentry *d, struct dentry *root,
+			     char *buf, int len)
+{
+	char *p = buf + len;
+	struct dentry *parent;
+
+	*--p = 0;
+	d = dget(d);
+	while (d != root) {
+		struct name_snapshot snap;
+		int n;
+
+		if (IS_ROOT(d)) {
+			dput(d);
+			return ERR_PTR(-EXDEV);	/* not below its branch root */
+		}
+		take_dentry_name_snapshot(&snap, d);
+		n = snap.name.len;
+		if (p - buf < n + 2) {
+			release_dentry_name_snapshot(&snap);
+			dput(d);
+			return ERR_PTR(-ENAMETOOLONG);
+		}
+		p -= n;
+		memcpy(p, snap.name.name, n);
+		*--p = '/';
+		release_dentry_name_snapshot(&snap);
+		parent = dget_parent(d);
+		dput(d);
+		d = parent;
+	}
+	dput(d);
+	if (!*p)
+		*--p = '/';
+	return p;
+}
+
+/*
+ * The redirect entries of directory @dentry: where each of its lower
+ * parts is on its branch (R1).  NULL when it has none.  -EXDEV when they
+ * do not fit a record (rename(2) then fails as across file systems, and
+ * mv(1) copies).
+ */
+static struct odf_node *unionfs_ns_redirect_of(struct dentry *dentry)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct super_block *sb = dentry->d_sb;
+	size_t off = sizeof(struct odf_node);
+	struct odf_node *n;
+	unsigned int i, nr = 0;
+	char *buf;
+	int err = 0;
+
+	n = kzalloc(ODF_NODE_MAX, GFP_KERNEL);
+	buf = kmalloc(2 * PATH_MAX, GFP_KERNEL);
+	if (!n || !buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < di->nlower; i++) {
+		const struct unionfs_lower *l = &di->lower[i];
+		struct odf_redirect *r = (void *)n + off;
+		char *path;
+		size_t pl;
+
+		if (!l->positive || !d_is_dir(l->path.dentry))
+			continue;
+		path = unionfs_branch_relpath(l->path.dentry,
+				unionfs_branch(sb, l->bindex)->root.dentry,
+				buf, 2 * PATH_MAX);
+		if (IS_ERR(path)) {
+			err = PTR_ERR(path) == -ENAMETOOLONG ? -EXDEV :
+							       PTR_ERR(path);
+			goto fail;
+		}
+		pl = strlen(path);
+		if (off + ALIGN(sizeof(*r) + pl, 4) > ODF_NODE_MAX) {
+			err = -EXDEV;
+			goto fail;
+		}
+		r->r_branch = cpu_to_le16(unionfs_branch(sb, l->bindex)->id);
+		r->r_len = cpu_to_le16(pl);
+		memcpy(r + 1, path, pl);
+		off += ALIGN(sizeof(*r) + pl, 4);
+		nr++;
+	}
+	kfree(buf);
+	if (!nr) {
+		kfree(n);
+		return NULL;
+	}
+	n->n_nredirect = cpu_to_le16(nr);
+	n->n_size = cpu_to_le16(off);
+	return n;
+fail:
+	kfree(buf);
+	kfree(n);
+	return ERR_PTR(err);
+}
+
+/*
+ * A directory with an upper part is about to be renamed (or was made
+ * where a lower one is hidden): its node becomes opaque, so the lower
+ * directories at its new name never merge into it, with a redirect to
+ * where its own lower parts are, if it has any and no redirect yet
+ * (section 9.7).  Nothing visible changes at its current name: the
+ * redirect names the lower parts it merges there.  Committed: the
+ * renamed directory must not appear before its record.
+ */
+int unionfs_ns_mark(struct dentry *dentry, struct inode *inode, bool redirect)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct inode *owner = unionfs_ns_owner(inode);
+	struct odf_node *rec = NULL;
+	struct unionfs_ns_node node;
+	struct dentry *d;
+	bool made;
+	int err;
+
+	if (!owner)
+		return -EIO;	/* copied up before: cannot happen */
+	err = unionfs_ns_read(sb, inode, inode->i_ino, owner, &node);
+	if (err)
+		return err;
+	if (node.flags & ODF_NODE_REDIRECT) {
+		unionfs_ns_node_free(&node);
+		return 0;	/* marked at an earlier rename: kept */
+	}
+	if (redirect && unionfs_has_lower(dentry)) {
+		rec = unionfs_ns_redirect_of(dentry);
+		if (IS_ERR(rec))
+			return PTR_ERR(rec);
+	}
+	if ((node.flags & ODF_NODE_OPAQUE) && !rec)
+		return 0;
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		goto out;
+	d = unionfs_ns_make(sbi, inode->i_ino, owner, ODF_NODE_OPAQUE, rec,
+			    &made);
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err && !made)
+		err = unionfs_ns_write_record(sbi, d, inode->i_ino, owner,
+					      ODF_NODE_OPAQUE, rec);
+	if (!err)
+		err = unionfs_ns_commit(sbi, d);
+	if (!IS_ERR(d))
+		dput(d);
+	unionfs_ns_end(sbi);
+out:
+	kfree(rec);
+	return err;
+}
+
+/*
+ * Union directory @inode is gone (rmdir, renamed over): its node goes to
+ * reclaim with the whiteouts in it, and is deleted.
+ */
+int unionfs_ns_drop(struct inode *inode)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+	struct dentry *nsdir = sbi->ns.dentry;
+	char name[ODF_NS_NAME_LEN + 1];
+	struct dentry *d;
+	int err;
+
+	err = unionfs_ns_begin(sbi);
+	if (err)
+		return err;
+	unionfs_ns_name(name, inode->i_ino);
+	inode_lock_nested(d_inode(nsdir), I_MUTEX_PARENT);
+	d = lookup_one_len(name, nsdir, ODF_NS_NAME_LEN);
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err && d_is_positive(d))
+		err = unionfs_ns_to_reclaim(sbi, d);
+	else if (!err)
+		err = 1;
+	inode_unlock(d_inode(nsdir));
+	if (!err)
+		err = unionfs_ns_delete(sbi, d);	/* @d is in reclaim now */
+	if (!IS_ERR(d))
+		dput(d);
+	unionfs_ns_end(sbi);
 	return err == 1 ? 0 : err;
 }
 
-int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath)
-{
-	int err;
-
-	err = unionfs_ns_begin(sbi);
-	if (err)
-		return err;
-	err = unionfs_ns_do_remove(sbi, upath, false);
-	unionfs_ns_end(sbi);
-	return err;
-}
-
-/*
- * Move the node of @old to @new's name (a directory rename), or exchange
- * the two nodes.  A node already at @new is replaced (it hid a lower
- * object that the renamed directory now hides as an opaque node).
- */
-int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
-			 const char *newpath, bool exchange)
-{
-	const char *oname = strrchr(oldpath, '/') + 1;
-	const char *nname = strrchr(newpath, '/') + 1;
-	struct path opdir, npdir;
-	struct dentry *on, *nn, *trap;
-	unsigned int flags = 0;
-	char *op, *np;
-	int err;
-
-	op = kstrndup(oldpath, max_t(int, oname - oldpath - 1, 1), GFP_KERNEL);
-	np = kstrndup(newpath, max_t(int, nname - newpath - 1, 1), GFP_KERNEL);
-	err = op && np ? 0 : -ENOMEM;
-	if (!err)
-		err = unionfs_ns_begin(sbi);
-	if (err) {
-		kfree(op);
-		kfree(np);
-		return err;
-	}
-	err = unionfs_ns_mkdir_p(sbi, op, &opdir);
-	if (!err) {
-		err = unionfs_ns_mkdir_p(sbi, np, &npdir);
-		if (err)
-			path_put(&opdir);
-	}
-	kfree(op);
-	kfree(np);
-	if (err)
-		goto out;
-	if (!exchange) {
-		/*
-		 * A directory node at the target is obsolete: the moved node
-		 * takes the name.  It goes to reclaim first.
-		 */
-		err = unionfs_ns_do_remove(sbi, newpath, true);
-		if (err) {
-			path_put(&opdir);
-			path_put(&npdir);
-			goto out;
-		}
-	}
-	trap = lock_rename(opdir.dentry, npdir.dentry);
-	on = lookup_one_len(oname, opdir.dentry, strlen(oname));
-	err = PTR_ERR_OR_ZERO(on);
-	if (err)
-		goto unlock;
-	nn = lookup_one_len(nname, npdir.dentry, strlen(nname));
-	err = PTR_ERR_OR_ZERO(nn);
-	if (err)
-		goto put_on;
-	if (on == trap || nn == trap) {
-		err = -EINVAL;
-	} else if (d_is_negative(on) && exchange && d_is_positive(nn)) {
-		/* Only the other name has a node: it moves the other way. */
-		err = unionfs_do_rename(sbi->ns.mnt, npdir.dentry, nn,
-					opdir.dentry, on, 0);
-	} else if (d_is_negative(on)) {
-		err = 0;	/* nothing to move */
-	} else {
-		if (d_is_positive(nn) && (exchange || d_is_reg(nn)))
-			flags = RENAME_EXCHANGE;
-		err = unionfs_do_rename(sbi->ns.mnt, opdir.dentry, on,
-					npdir.dentry, nn, flags);
-	}
-	dput(nn);
-put_on:
-	dput(on);
-unlock:
-	unlock_rename(opdir.dentry, npdir.dentry);
-	path_put(&opdir);
-	path_put(&npdir);
-out:
-	unionfs_ns_end(sbi);
-	return err;
-}
-
-/* The dentry forms: the node of a union dentry's path. */
-struct unionfs_upath {
-	char *buf;
-	char *path;
-};
-
-static int unionfs_upath_get(struct dentry *dentry, struct unionfs_upath *up)
-{
-	up->buf = __getname();
-	if (!up->buf)
-		return -ENOMEM;
-	up->path = unionfs_union_path(dentry, up->buf, PATH_MAX);
-	if (IS_ERR(up->path)) {
-		__putname(up->buf);
-		return PTR_ERR(up->path);
-	}
-	return 0;
-}
-
-static void unionfs_upath_put(struct unionfs_upath *up)
-{
-	__putname(up->buf);
-}
-
-int unionfs_ns_whiteout(struct dentry *dentry, bool commit)
-{
-	struct unionfs_upath up;
-	int err;
-
-	err = unionfs_upath_get(dentry, &up);
-	if (err)
-		return err;
-	err = unionfs_ns_whiteout_path(UNIONFS_SB(dentry->d_sb), up.path, commit);
-	unionfs_upath_put(&up);
-	return err;
-}
-
-int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
-		       const char *redirect)
-{
-	struct unionfs_upath up;
-	int err;
-
-	err = unionfs_upath_get(dentry, &up);
-	if (err)
-		return err;
-	err = unionfs_ns_set_dir_path(UNIONFS_SB(dentry->d_sb), up.path, type,
-				      redirect);
-	unionfs_upath_put(&up);
-	return err;
-}
-
-int unionfs_ns_remove(struct dentry *dentry)
-{
-	struct unionfs_upath up;
-	int err;
-
-	err = unionfs_upath_get(dentry, &up);
-	if (err)
-		return err;
-	err = unionfs_ns_remove_path(UNIONFS_SB(dentry->d_sb), up.path);
-	unionfs_upath_put(&up);
-	return err;
-}
-
-int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange)
-{
-	struct unionfs_upath o, n;
-	int err;
-
-	err = unionfs_upath_get(old, &o);
-	if (err)
-		return err;
-	err = unionfs_upath_get(new, &n);
-	if (!err) {
-		err = unionfs_ns_move_path(UNIONFS_SB(old->d_sb), o.path, n.path,
-					   exchange);
-		unionfs_upath_put(&n);
-	}
-	unionfs_upath_put(&o);
-	return err;
-}
-
 /* Finish the reclaim area (section 8), keeping intents. */
-static bool unionfs_reclaim_actor(struct dir_context *ctx, const char *name,
-				  int len, loff_t off, u64 ino,
-				  unsigned int type)
-{
-	int pl = strlen(ODF_INTENT_PREFIX);
-
-	if (len > pl && !memcmp(name, ODF_INTENT_PREFIX, pl))
-		return true;	/* rolled forward by unionfs_intent_replay */
-	return unionfs_first_child_actor(ctx, name, len, off, ino, type);
-}
-
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
 {
 	struct dentry *rdir = sbi->reclaim.dentry;
-	int n, err = 0;
+	struct unionfs_ns_batch *b;
+	unsigned int i;
+	int err;
 
-	for (n = 0; n < 100000 && !err; n++) {
-		struct unionfs_first_child fc = {
-			.ctx.actor = unionfs_reclaim_actor,
-		};
-		struct dentry *d;
-		struct file *f;
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->skip_intents = true;
+	do {
+		err = unionfs_ns_batch_read(sbi, rdir, b);
+		for (i = 0; !err && i < b->n; i++) {
+			struct dentry *d;
 
-		f = dentry_open(&sbi->reclaim, O_RDONLY | O_DIRECTORY,
-				current_cred());
-		if (IS_ERR(f))
-			return PTR_ERR(f);
-		err = iterate_dir(f, &fc.ctx);
-		fput(f);
-		if (err || !fc.len)
-			break;
-		inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT);
-		d = lookup_one_len(fc.name, rdir, fc.len);
-		inode_unlock(d_inode(rdir));
-		if (IS_ERR(d))
-			return PTR_ERR(d);
-		err = d_is_positive(d) ? unionfs_ns_begin(sbi) : -EIO;
-		if (!err) {
-			err = unionfs_odf_delete_tree(sbi, d);
-			unionfs_ns_end(sbi);
+			d = lookup_one_len_unlocked(b->e[i].name, rdir,
+						    b->e[i].len);
+			if (IS_ERR(d)) {
+				err = PTR_ERR(d);
+				break;
+			}
+			err = d_is_positive(d) ? unionfs_ns_begin(sbi) : -EIO;
+			if (!err) {
+				err = unionfs_ns_delete(sbi, d);
+				unionfs_ns_end(sbi);
+			}
+			dput(d);
 		}
-		dput(d);
-	}
+	} while (!err && b->n);
+	kfree(b);
 	return err;
 }

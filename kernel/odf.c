@@ -117,6 +117,9 @@ static int unionfs_odf_check_header(struct fs_context *fc, const char *name,
 		errorfc(fc, "ODF '%s': superblock checksum mismatch: run odfck", name);
 		return -EUCLEAN;
 	}
+	if (le16_to_cpu(s->s_version) == ODF_FORMAT_V1)
+		return invalfc(fc, "ODF '%s' has format 1 (namespace by union path): convert it with 'odfck --convert --dirs=BRANCHES %s'",
+			       name, name);
 	if (le16_to_cpu(s->s_version) != ODF_FORMAT_VERSION ||
 	    le32_to_cpu(s->s_hdr_size) != ODF_SB_HDR_SIZE)
 		return invalfc(fc, "ODF '%s' has format version %u, this module reads version %u",
@@ -523,9 +526,6 @@ static int unionfs_odf_start(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		err = unionfs_odf_write_super(sbi, backup > 0);
 	if (!err && sbi->odf_was_mounted)
 		err = unionfs_odf_recover(sbi);
-	if (!err && unionfs_intent_replay(sbi))
-		pr_err("ODF '%s': an interrupted directory rename could not be finished; it is retried at the next mount\n",
-		       sbi->odf_name);
 	if (!err)
 		return 0;
 fail:

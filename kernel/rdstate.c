@@ -292,7 +292,7 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 	ns = le16_to_cpu(h->rh_nstamps);
 	if (le32_to_cpu(h->rh_magic) != ODF_RD_MAGIC ||
 	    le32_to_cpu(h->rh_crc) != unionfs_rd_hdr_crc(h) ||
-	    le16_to_cpu(h->rh_version) != ODF_FORMAT_VERSION ||
+	    le16_to_cpu(h->rh_version) != ODF_RD_VERSION ||
 	    le32_to_cpu(h->rh_flags) != ODF_RD_COMPLETE ||
 	    le64_to_cpu(h->rh_dir_ino) != dir_ino ||
 	    ns > ODF_RD_MAX_STAMPS ||
@@ -1082,7 +1082,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	if (err)
 		goto out;
 	h->rh_magic = cpu_to_le32(ODF_RD_MAGIC);
-	h->rh_version = cpu_to_le16(ODF_FORMAT_VERSION);
+	h->rh_version = cpu_to_le16(ODF_RD_VERSION);
 	h->rh_nstamps = cpu_to_le16(ns);
 	h->rh_flags = cpu_to_le32(ODF_RD_COMPLETE);
 	h->rh_dir_ino = cpu_to_le64(ino);

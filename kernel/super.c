@@ -281,6 +281,10 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		return -ENOMEM;
+	/* Intents need the inode maps to tell union directories (10.2). */
+	if (sbi->super_file && unionfs_intent_replay(sb))
+		pr_err("ODF '%s': an interrupted rename could not be finished; it is retried at the next mount\n",
+		       sbi->odf_name);
 
 	sb->s_magic = UNIONFS_SUPER_MAGIC;
 	sb->s_op = &unionfs_sops;

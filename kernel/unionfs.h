@@ -80,6 +80,8 @@ struct unionfs_inode_info {
 	unsigned int lower_links;	/* copy: lower names still shown */
 	struct mutex copyup_lock;
 	struct unionfs_rdstate *rd;	/* directories: readdir state */
+	spinlock_t ns_lock;
+	struct dentry *ns;	/* directories: the ODF node's dentry, or NULL */
 	struct inode vfs_inode;
 };
 
@@ -270,38 +272,40 @@ int unionfs_odf_fsync_dir(const struct path *dir);
 int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino);
 void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino);
 
-/* ns.c: the namespace tree /ns (whiteouts, opaque and redirect markers) */
-#define UNIONFS_NS_DIR	0x0100	/* the node is a directory (any record) */
+/* ns.c: the namespace /ns (whiteouts, opaque and redirect records) */
+#define UNIONFS_NS_DIR	0x0100	/* the directory has a node */
 struct unionfs_ns_node {
-	unsigned int flags;	/* ODF_NODE_*; 0 = no node */
-	char *redirect;		/* REDIRECT: the union path (kmalloc) */
+	unsigned int flags;	/* ODF_NODE_*, UNIONFS_NS_DIR; 0 = nothing */
+	struct odf_node *rec;	/* REDIRECT: the record with its entries */
 };
 
-int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node);
-int unionfs_ns_read_node(struct unionfs_sb_info *sbi, struct dentry *d,
-			 struct unionfs_ns_node *node);
-int unionfs_ns_whiteout(struct dentry *dentry, bool commit);
-int unionfs_ns_opaque(struct dentry *dentry);
-int unionfs_ns_remove(struct dentry *dentry);
-int unionfs_ns_set_dir(struct dentry *dentry, unsigned int type,
-		       const char *redirect);
-int unionfs_ns_move(struct dentry *old, struct dentry *new, bool exchange);
-int unionfs_ns_whiteout_path(struct unionfs_sb_info *sbi, const char *upath,
-			     bool commit);
-int unionfs_ns_set_dir_path(struct unionfs_sb_info *sbi, const char *upath,
-			    unsigned int type, const char *redirect);
-int unionfs_ns_remove_path(struct unionfs_sb_info *sbi, const char *upath);
-int unionfs_ns_move_path(struct unionfs_sb_info *sbi, const char *oldpath,
-			 const char *newpath, bool exchange);
+void unionfs_ns_forget(struct inode *inode);
+void unionfs_ns_node_free(struct unionfs_ns_node *node);
+int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
+		    struct inode *owner, struct unionfs_ns_node *node);
 int unionfs_ns_lookup_dir(struct dentry *dir, struct path *path);
+int unionfs_ns_is_whiteout(struct inode *dir, const struct qstr *name,
+			   bool *whiteout);
+int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node);
+int unionfs_ns_whiteout_uino(struct super_block *sb, u64 uino,
+			     struct inode *owner, const char *name,
+			     unsigned int len, bool commit);
+int unionfs_ns_whiteout(struct inode *dir, const struct qstr *name,
+			bool commit);
+int unionfs_ns_unwhiteout_uino(struct super_block *sb, u64 uino,
+			       const char *name, unsigned int len);
+int unionfs_ns_unwhiteout(struct inode *dir, const struct qstr *name);
+char *unionfs_branch_relpath(struct dentry *d, struct dentry *root,
+			     char *buf, int len);
+int unionfs_ns_mark(struct dentry *dentry, struct inode *inode, bool redirect);
+int unionfs_ns_drop(struct inode *inode);
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi);
-char *unionfs_union_path(struct dentry *dentry, char *buf, int len);
 
 /* intent.c: intents for renames, finished or dropped at mount */
-int unionfs_intent_begin(struct unionfs_sb_info *sbi, const char *src,
-			 const char *dst, u64 ino, u32 gen, u64 *seq);
+int unionfs_intent_begin(struct dentry *old, struct dentry *new,
+			 struct inode *upper, u64 *seq);
 int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq);
-int unionfs_intent_replay(struct unionfs_sb_info *sbi);
+int unionfs_intent_replay(struct super_block *sb);
 
 /* imap.c: the inode maps /imap/forward and /imap/reverse */
 int unionfs_imap_open(struct unionfs_sb_info *sbi);

@@ -80,7 +80,14 @@ union_mount() {
 		fail "mount -o $2 $1: $(klog_new | grep 'unionfs:' | tail -n 1 | sed 's/^\[[ 0-9.]*\] //')"
 }
 union_umount() {
+	odf_dirmap "$1"
 	umount "$1" || fail "umount $1 failed"
+}
+# odf_dirmap MNT: remember the union inode number of every directory of
+# the union at MNT (odf_ns names ODF nodes by them; the newest wins).
+odf_dirmap() {
+	find "$1" -xdev -type d -printf '%i /%P\n' >>/tmp/odf-dirmap 2>/dev/null
+	return 0
 }
 
 # Python helpers for errno checks: creat(p), wr(p, data), rd(p),
@@ -291,48 +298,76 @@ odf_check() {
 }
 
 # odf_ns: sets NS to the markers in the ODF's /ns, one per line, sorted
-# (the union must be unmounted; the ODF is mounted read-only as ext4
-# meanwhile):
-#   W /PATH           whiteout (a regular file)
+# (the union must be unmounted with union_umount, which notes the
+# directories' inode numbers; the ODF is mounted read-only as ext4
+# meanwhile).  Nodes are keyed by union inode number (docs/odf-format.md
+# section 5); a directory the union never showed is "?<016x number>":
+#   W /PATH           whiteout of a name (a regular file in its parent's node)
 #   O /PATH           opaque directory
-#   R /PATH /ORIGIN   redirected directory (renamed; origin path)
-#   BAD /PATH WHY     anything else that is not a plain directory
+#   R /PATH ID:/LOWER[ ID:/LOWER...]   renamed directory: where its lower
+#                     parts are, per branch id
+#   BAD /PATH WHY     anything that is not valid in /ns
 odf_ns() {
 	local m=/mnt/odf-ns
 	mkdir -p $m
 	mount -t ext4 -o ro,noload "$ODF_DEV" $m ||
 		fail "cannot mount the ODF read-only as ext4"
-	NS=$(python3 - $m/ns <<'PY'
+	NS=$(python3 - $m/ns /tmp/odf-dirmap <<'PY'
 import os, stat, struct, sys
-root = sys.argv[1]
+root, mapfile = sys.argv[1], sys.argv[2]
+paths = {2: ""}
+try:
+    for line in open(mapfile, errors="replace"):
+        i, _, p = line.rstrip("\n").partition(" ")
+        paths[int(i)] = p.rstrip("/") if p != "/" else ""
+except FileNotFoundError:
+    pass
+def dpath(u):
+    return paths.get(u, "?%016x" % u)
 out = []
-for d, dirs, files in os.walk(root):
-    for n in dirs + files:
-        p = os.path.join(d, n)
-        u = "/" + os.path.relpath(p, root)
-        st = os.lstat(p)
-        try:
-            v = os.getxattr(p, "trusted.odf", follow_symlinks=False)
-        except OSError:
-            v = None
-        if stat.S_ISREG(st.st_mode):
-            out.append("W " + u if st.st_size == 0 else "BAD %s whiteout of size %d" % (u, st.st_size))
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            out.append("BAD %s mode %o" % (u, st.st_mode))
-            continue
-        if v is None:
-            continue
-        if len(v) < 32 or struct.unpack_from("<I", v, 0)[0] != 0x4e46444f:
-            out.append("BAD %s record" % u)
-            continue
-        typ, rlen = struct.unpack_from("<HH", v, 10)
-        if typ & 1:
-            out.append("BAD %s directory with a whiteout record" % u)
-        elif typ & 4:
-            out.append("R %s %s" % (u, v[32:32 + rlen].decode(errors="replace")))
-        elif typ & 2:
-            out.append("O " + u)
+for n in sorted(os.listdir(root)):
+    p = os.path.join(root, n)
+    st = os.lstat(p)
+    try:
+        u = int(n, 16)
+        assert len(n) == 16 and n == n.lower()
+    except (ValueError, AssertionError):
+        out.append("BAD /ns/%s name" % n)
+        continue
+    P = dpath(u)
+    if not stat.S_ISDIR(st.st_mode):
+        out.append("BAD %s node of mode %o" % (P or "/", st.st_mode))
+        continue
+    for c in sorted(os.listdir(p)):
+        cs = os.lstat(os.path.join(p, c))
+        if not stat.S_ISREG(cs.st_mode):
+            out.append("BAD %s/%s mode %o" % (P, c, cs.st_mode))
+        elif cs.st_size:
+            out.append("BAD %s/%s whiteout of size %d" % (P, c, cs.st_size))
+        else:
+            out.append("W %s/%s" % (P, c))
+    try:
+        v = os.getxattr(p, "trusted.odf", follow_symlinks=False)
+    except OSError:
+        out.append("BAD %s no record" % (P or "/"))
+        continue
+    if len(v) < 48 or struct.unpack_from("<I", v, 0)[0] != 0x4e46444f:
+        out.append("BAD %s record" % (P or "/"))
+        continue
+    ver, typ, nr, size = struct.unpack_from("<HHHH", v, 8)
+    nu = struct.unpack_from("<Q", v, 24)[0]
+    if ver != 2 or size != len(v) or nu != u:
+        out.append("BAD %s record fields" % (P or "/"))
+        continue
+    if typ & 4:
+        ents, off = [], 48
+        for k in range(nr):
+            bid, rl = struct.unpack_from("<HH", v, off)
+            ents.append("%d:%s" % (bid, v[off + 4:off + 4 + rl].decode(errors="replace")))
+            off += (4 + rl + 3) // 4 * 4
+        out.append("R %s %s" % (P or "/", " ".join(ents)))
+    elif typ & 2:
+        out.append("O " + (P or "/"))
 print("\n".join(sorted(out)))
 PY
 	) || fail "cannot read the ODF's /ns: $NS"

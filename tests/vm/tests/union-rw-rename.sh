@@ -181,7 +181,7 @@ for b in $b0 $b1 $b2; do assert_branch_clean $b; done
 odf_check
 odf_ns
 ns_has "W /a" "W /x" "W /ex1" "W /t2" "W /tree" "W /m" "W /newparent/tree3/f1" \
-	"R /newparent/tree3 /tree" "R /t /dir2" "R /m_ren /m"
+	"R /newparent/tree3 2:/tree 3:/tree" "R /t 3:/dir2" "R /m_ren 2:/m 3:/m"
 grep -q '^R /newparent/tree3/sub_r ' <<<"$NS" || fail "no redirect for newparent/tree3/sub_r: $(echo $NS)"
 ns_lacks "W /u" "W /b2file" "W /uover"
 grep -q '^BAD' <<<"$NS" && fail "ODF /ns: $(grep '^BAD' <<<"$NS" | head -n 2)"
@@ -202,7 +202,7 @@ expect_eq "new m is empty" "" "$(union_ls $u/m)"
 union_umount $u
 odf_check
 odf_ns
-ns_has "R /tree4 /tree" "O /tree" "O /m"
+ns_has "R /tree4 2:/tree 3:/tree" "O /tree" "O /m"
 
 union_mount $u "$opts"
 expect_eq "tree4 after a second remount" "emptydir new sub_r" "$(union_ls $u/tree4)"
