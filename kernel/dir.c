@@ -482,6 +482,20 @@ static int unionfs_rmdir(struct inode *dir, struct dentry *dentry)
 	return unionfs_remove_name(dir, dentry, true);
 }
 
+/* After a rename: what @dentry (now at its new name) knows of the ODF. */
+static void unionfs_renamed(struct dentry *dentry, bool is_dir)
+{
+	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+
+	if (!is_dir) {
+		WRITE_ONCE(di->invalid, true);
+		return;
+	}
+	/* unionfs_ns_mark() made it opaque, with a redirect if it has lower parts. */
+	di->ns_flags = UNIONFS_NS_DIR | ODF_NODE_OPAQUE |
+		       (unionfs_has_lower(dentry) ? ODF_NODE_REDIRECT : 0);
+}
+
 /* The rename on the upper branch; the union dentries say what to expect. */
 static int unionfs_rename_upper(struct dentry *old, struct dentry *new,
 				bool new_has_upper, unsigned int flags)
@@ -671,14 +685,15 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 					    unionfs_lower_inode(new_inode));
 	}
 	/*
-	 * A renamed name looks itself up again (the lower objects it hides
-	 * there are others).  For a directory this detaches mounts below
-	 * it (issue 10 item 5, still open: keeping a directory's info let a
-	 * stress run list a name lstat did not find).
+	 * A renamed non-directory looks itself up again (the lower objects
+	 * it hides at its new name are others).  A directory keeps its
+	 * dentry, so mounts below it stay: its lower parts are the same
+	 * ones (its node, keyed by its inode, now redirects to them), and
+	 * the names below it are found through that node too.
 	 */
-	WRITE_ONCE(UNIONFS_D(old)->invalid, true);
+	unionfs_renamed(old, is_dir);
 	if (exchange)
-		WRITE_ONCE(UNIONFS_D(new)->invalid, true);
+		unionfs_renamed(new, new_is_dir);
 	if (intent && unionfs_intent_end(UNIONFS_SB(sb), seq))
 		unionfs_odf_error(sb, "cannot delete a rename intent", -EIO);
 	/* The listings: names gone, added, or showing another object. */

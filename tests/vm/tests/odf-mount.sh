@@ -56,8 +56,11 @@ mkodf_dev "$ODF_DEV"
 "$ODFEDIT" "$ODF_DEV" sb-set mnt_count 7 nocsum
 try EUCLEAN "odf=$ODF_DEV,dirs=$br=ro" "superblock checksum mismatch: run odfck"
 mkodf_dev "$ODF_DEV"
-"$ODFEDIT" "$ODF_DEV" sb-set version 2
-try EINVAL "odf=$ODF_DEV,dirs=$br=ro" "has format version 2"
+"$ODFEDIT" "$ODF_DEV" sb-set version 3
+try EINVAL "odf=$ODF_DEV,dirs=$br=ro" "has format version 3, this module reads version 2"
+mkodf_dev "$ODF_DEV"
+"$ODFEDIT" "$ODF_DEV" sb-set version 1
+try EINVAL "odf=$ODF_DEV,dirs=$br=ro" "has format 1 (namespace by union path): convert it with 'odfck --convert"
 mkodf_dev "$ODF_DEV"
 "$ODFEDIT" "$ODF_DEV" sb-set feature_incompat 0x80
 try EINVAL "odf=$ODF_DEV,dirs=$br=ro" "unsupported incompatible features 0x80"
