@@ -155,8 +155,8 @@ static const struct odf_problem table[] = {
 	  PROMPT_CLEAR, PR_PREEN_OK },
 	{ PR_2_CHILD_BAD, "%P is a %S inside a node; only whiteouts (empty "
 	  "regular files) belong there.", PROMPT_MOVE, PR_PREEN_OK },
-	{ PR_2_EMPTY_NODE, "node %P has no whiteouts and a plain record: a "
-	  "harmless leftover.", PROMPT_DELETE, PR_PREEN_OK },
+	{ PR_2_EMPTY_NODE, "node %P has no whiteouts and no opaque or redirect "
+	  "marker: a harmless leftover.", PROMPT_DELETE, PR_PREEN_OK },
 
 	/* ---- pass 3 ---- */
 	{ PR_3_MAP_MISSING, "inode map /imap/%S is missing.", PROMPT_CREATE,
