@@ -28,7 +28,7 @@ IMG=$T/base.img
 "$E" "$IMG" populate 300 >/dev/null
 "$E" "$IMG" rd-build 3 one two three four five >/dev/null
 "$E" "$IMG" reclaim-add 99 >/dev/null
-"$E" "$IMG" intent-add 5 /x/a /x/b >/dev/null
+"$E" "$IMG" intent-add 5 0x1000000000014 a 0x1000000000014 b 77 1 /x /x >/dev/null
 "$ODFCK" -fy "$IMG" >/dev/null 2>&1	# finish the reclaim entry
 "$ODFCK" -fn "$IMG" >/dev/null 2>&1 || { echo "base volume not clean"; exit 1; }
 
@@ -55,8 +55,8 @@ semantic() {
 	1) echo "map-add rev reverse 0 $u $u $tb $ti" ;;
 	2) echo "map-del fwd 1 $((1000000 + RANDOM % 300))" ;;
 	3) echo "map-del rev 0 $(( 2 << 48 | (1 + RANDOM % 300) ))" ;;
-	4) echo "node-type /d$((RANDOM % 3))/f$((RANDOM % 300)) $((RANDOM % 9))" ;;
-	5) echo "node-type /d$((RANDOM % 3)) $((RANDOM % 9))" ;;
+	4) echo "node-set $(( 1 << 48 | (1000 + RANDOM % 3) )) $(shuf -n1 -e type uino owner_ino owner_gen nredirect) $((RANDOM % 9))" ;;
+	5) echo "node-make $(( 1 << 48 | (1000 + RANDOM % 3) )) $((RANDOM % 9)) $((RANDOM % 3)):/r" ;;
 	6) echo "sb-set next_ino $((RANDOM % 40))" ;;
 	7) echo "sb-set state $((RANDOM % 9))" ;;
 	8) echo "branch-set $((RANDOM % 3)) $(shuf -n1 -e id order mode flags) $((RANDOM % 5))" ;;

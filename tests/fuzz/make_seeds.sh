@@ -13,7 +13,7 @@ IMG=$T/seed.img
 E=$TOPDIR/tests/unit/odfedit
 "$TOPDIR/tools/mkodf/mkodf" -q "$IMG" 32M
 . "$TOPDIR/tests/unit/base.sh"
-"$E" "$IMG" intent-add 7 /x/old /x/new
+"$E" "$IMG" intent-add 7 0x1000000000014 old 0x1000000000014 new 19 8 /x /x
 mkdir -p "$OUT"
 get() { debugfs -R "dump $1 $T/f" "$IMG" >/dev/null 2>&1; }
 seed() {	# selector file name
@@ -26,8 +26,15 @@ get /imap/forward; seed 1 "$T/f" fwd
 get /imap/reverse; seed 2 "$T/f" rev
 get /readdir/0000000000000002; seed 4 "$T/f" readdir
 get /reclaim/intent-0000000000000007; seed 5 "$T/f" intent
-printf '/x/old' >"$T/f"; seed 6 "$T/f" encode
-# a namespace record: the xattr value of a redirected directory
-debugfs -R "ea_get -f $T/f /ns/x/new trusted.odf" "$IMG" >/dev/null 2>&1 || true
+printf '/x/old\0/y' >"$T/f"; seed 7 "$T/f" encode
+# a namespace record: the xattr value of a redirected directory's node
+debugfs -R "ea_get -f $T/f /ns/0001000000000013 trusted.odf" "$IMG" \
+	>/dev/null 2>&1 || true
 [ -s "$T/f" ] && seed 3 "$T/f" node
+# format 1: a record and an intent, as odfck --convert reads them
+"$E" "$IMG" v1-redirect /x/new /x/old
+debugfs -R "ea_get -f $T/f /ns/x/new trusted.odf" "$IMG" >/dev/null 2>&1 || true
+[ -s "$T/f" ] && seed 6 "$T/f" node-v1
+"$E" "$IMG" v1-intent-add 9 /x/old /x/new
+get /reclaim/intent-0000000000000009; seed 6 "$T/f" intent-v1
 ls "$OUT" | wc -l

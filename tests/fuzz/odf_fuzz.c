@@ -3,7 +3,9 @@
  * odf_fuzz - libFuzzer target for the parsers of tools/lib (codec.c):
  * everything odfck decodes from a possibly hostile volume.
  *
- * Byte 0 of the input picks the parser (low 3 bits) and whether
+ * Byte 0 of the input picks the parser (low 3 bits: 0 superblock, 1/2
+ * maps, 3 node record, 4 readdir state, 5 intent, 6 format 1 record and
+ * intent, 7 node encoder round trip) and whether
  * checksums are enforced (bit 3: when set, checksum checks pass, so the
  * fuzzer reaches the field checks behind them); the rest is the data.
  */
@@ -80,14 +82,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     ODF_MAP_REVERSE, &h, &bad, map_cb, &a);
 		break;
 	}
-	case 3: {		/* namespace record */
-		const char *r;
-		size_t rl;
-		unsigned type;
+	case 3: {		/* namespace record (format 2) and its entries */
+		static struct odf_redir_ent e[ODF_NODE_MAX_REDIRECTS];
+		struct odf_node_info ni;
 
-		if (odf_node_decode(p, n, &type, &r, &rl) == ODF_GOOD)
-			for (size_t i = 0; i < rl; i++)
-				a.sum += (unsigned char)r[i];
+		if (odf_node_decode(p, n, &ni, e, ODF_NODE_MAX_REDIRECTS) ==
+		    ODF_GOOD)
+			for (unsigned i = 0; i < ni.nredirect; i++)
+				a.sum += e[i].branch +
+					 (unsigned char)e[i].path[e[i].len - 1];
 		break;
 	}
 	case 4: {		/* readdir state file image */
@@ -98,37 +101,70 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		odf_rd_check(p, n, &info, rd_cb, &a);
 		break;
 	}
-	case 5: {		/* intent */
-		const char *s, *d;
-		size_t sl, dl;
-		unsigned op;
-		__u64 seq;
+	case 5: {		/* intent (format 2) */
+		struct odf_intent_info in;
 
-		if (odf_intent_decode(p, n, &op, &seq, &s, &sl, &d, &dl) ==
-		    ODF_GOOD)
+		if (odf_intent_decode(p, n, &in) == ODF_GOOD)
+			a.sum += (unsigned char)in.src[in.src_len - 1] +
+				 (unsigned char)in.dst[in.dst_len - 1] +
+				 (unsigned char)in.src_hint[in.src_hint_len - 1] +
+				 (unsigned char)in.dst_hint[in.dst_hint_len - 1];
+		break;
+	}
+	case 6: {		/* format 1 record and intent (odfck --convert) */
+		const char *r, *s, *d;
+		size_t rl, sl, dl;
+		unsigned type;
+		__u64 seq, ino;
+		__u32 gen;
+
+		if (odf_node_v1_decode(p, n, &type, &r, &rl) == ODF_GOOD)
+			for (size_t i = 0; i < rl; i++)
+				a.sum += (unsigned char)r[i];
+		if (odf_intent_v1_decode(p, n, &seq, &ino, &gen, &s, &sl, &d,
+					 &dl) == ODF_GOOD)
 			a.sum += (unsigned char)s[sl - 1] +
 				 (unsigned char)d[dl - 1];
 		break;
 	}
 	default: {		/* encoders must produce what decoders accept */
-		unsigned char buf[ODF_NODE_BUF_MAX];
-		char path[ODF_REDIRECT_MAX + 1];
-		const char *r;
-		size_t len, rl, pl = n < ODF_REDIRECT_MAX ? n : ODF_REDIRECT_MAX;
-		unsigned type;
+		static unsigned char buf[ODF_NODE_BUF_MAX];
+		static struct odf_redir_ent e[8], out[8];
+		struct odf_node_info ni, got;
+		size_t len, off = 0;
+		unsigned k;
 		int bad;
 
+		/* the input, cut at NULs, is up to 8 redirect paths */
 		odf_fuzz_ignore_csum = 0;
-		memcpy(path, p, pl);
-		path[pl] = 0;
-		len = odf_node_encode(buf, ODF_NODE_REDIRECT, 1, path,
-				      strlen(path));
-		bad = odf_node_decode(buf, len, &type, &r, &rl);
-		if (bad != ODF_GOOD && bad != ODF_BAD_FIELD)
+		memset(&ni, 0, sizeof(ni));
+		while (ni.nredirect < 8 && off < n) {
+			const uint8_t *z = memchr(p + off, 0, n - off);
+			size_t l = z ? (size_t)(z - (p + off)) : n - off;
+
+			e[ni.nredirect].branch = 2 + ni.nredirect;
+			e[ni.nredirect].path = (const char *)p + off;
+			e[ni.nredirect].len = l;
+			ni.nredirect++;
+			off += l + 1;
+		}
+		ni.type = ni.nredirect ? ODF_NODE_OPAQUE | ODF_NODE_REDIRECT :
+			  0;
+		ni.uino = 5;
+		len = odf_node_encode(buf, &ni, e);
+		if (!len)
+			break;		/* did not fit, or an empty path */
+		bad = odf_node_decode(buf, len, &got, out, 8);
+		if (bad != ODF_GOOD && bad != ODF_BAD_REDIRECT)
 			abort();	/* encoder wrote a bad size/csum */
-		if (bad == ODF_GOOD && (rl != strlen(path) ||
-					memcmp(r, path, rl)))
-			abort();
+		if (bad == ODF_GOOD) {
+			if (got.nredirect != ni.nredirect)
+				abort();
+			for (k = 0; k < ni.nredirect; k++)
+				if (out[k].len != e[k].len ||
+				    memcmp(out[k].path, e[k].path, e[k].len))
+					abort();
+		}
 		break;
 	}
 	}

@@ -64,8 +64,14 @@ START_TEST(test_super_roundtrip)
 		((unsigned char *)&t)[i] ^= 0x5a;
 		ck_assert_msg(odf_sb_verify(&t) != ODF_GOOD, "byte %zu", i);
 	}
+	ck_assert_uint_eq(ext2fs_le16_to_cpu(sb.s_version), 2);
 	t = sb;
-	t.s_version = ext2fs_cpu_to_le16(2);
+	t.s_version = ext2fs_cpu_to_le16(ODF_FORMAT_V1);
+	odf_sb_csum_set(&t);
+	ck_assert_int_eq(odf_sb_verify(&t), ODF_BAD_VERSION);
+	/* odfck --convert reads a format 1 header */
+	ck_assert_int_eq(odf_sb_verify_version(&t, ODF_FORMAT_V1), ODF_GOOD);
+	t.s_version = ext2fs_cpu_to_le16(3);
 	odf_sb_csum_set(&t);
 	ck_assert_int_eq(odf_sb_verify(&t), ODF_BAD_VERSION);
 	t = sb;
@@ -177,90 +183,210 @@ START_TEST(test_map_codec)
 }
 END_TEST
 
+static size_t node(unsigned char *buf, unsigned type, __u64 uino,
+		   const struct odf_redir_ent *e, unsigned n)
+{
+	struct odf_node_info ni;
+
+	memset(&ni, 0, sizeof(ni));
+	ni.type = type;
+	ni.nredirect = n;
+	ni.time = 7;
+	ni.uino = uino;
+	ni.owner_ino = 12;
+	ni.owner_gen = 34;
+	return odf_node_encode(buf, &ni, e);
+}
+
 START_TEST(test_node_codec)
 {
 	unsigned char buf[ODF_NODE_BUF_MAX];
-	const char *redir;
-	size_t len, rl;
-	unsigned type;
+	struct odf_redir_ent e[3], out[3];
+	struct odf_node_info ni;
+	size_t len, i;
 	static const char *const bad[] = {
 		"a", "/", "/a/", "/a//b", "/a/../b", "/./a", "/a/..",
 	};
-	size_t i;
 
-	len = odf_node_encode(buf, ODF_NODE_WHITEOUT, 7, NULL, 0);
+	/* plain: header only */
+	len = node(buf, 0, 0x1000000000011ULL, NULL, 0);
 	ck_assert_uint_eq(len, sizeof(struct odf_node));
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
-			 ODF_GOOD);
-	ck_assert_uint_eq(type, ODF_NODE_WHITEOUT);
-	ck_assert_ptr_null(redir);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0), ODF_GOOD);
+	ck_assert_uint_eq(ni.type, 0);
+	ck_assert_uint_eq(ni.uino, 0x1000000000011ULL);
+	ck_assert_uint_eq(ni.owner_ino, 12);
+	ck_assert_uint_eq(ni.owner_gen, 34);
 
-	len = odf_node_encode(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 7,
-			      "/usr/share/old", 14);
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
-			 ODF_GOOD);
-	ck_assert_uint_eq(type, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT);
-	ck_assert_uint_eq(rl, 14);
-	ck_assert(!memcmp(redir, "/usr/share/old", 14));
-	ck_assert_int_eq(odf_node_decode(buf, len - 1, &type, &redir, &rl),
+	/* two entries, padded to 4 bytes each */
+	e[0].branch = 2; e[0].path = "/usr/share/old"; e[0].len = 14;
+	e[1].branch = 3; e[1].path = "/x"; e[1].len = 2;
+	len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, e, 2);
+	ck_assert_uint_eq(len, 48 + 4 + 16 + 4 + 4);
+	ck_assert_uint_eq(ext2fs_le16_to_cpu(((struct odf_node *)buf)->n_size),
+			  len);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, out, 3), ODF_GOOD);
+	ck_assert_uint_eq(ni.nredirect, 2);
+	ck_assert(out[0].branch == 2 && out[0].len == 14 &&
+		  !memcmp(out[0].path, "/usr/share/old", 14));
+	ck_assert(out[1].branch == 3 && out[1].len == 2 &&
+		  !memcmp(out[1].path, "/x", 2));
+	ck_assert_int_eq(odf_node_decode(buf, len - 1, &ni, NULL, 0),
 			 ODF_BAD_SIZE);
 	buf[len - 1] ^= 1;
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
 			 ODF_BAD_CSUM);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		len = odf_node_encode(buf, ODF_NODE_REDIRECT, 7, bad[i],
-				      strlen(bad[i]));
-		ck_assert_msg(odf_node_decode(buf, len, &type, &redir, &rl) ==
-			      ODF_BAD_FIELD, "redirect %s accepted", bad[i]);
+	/* every single-byte change of a good record is caught */
+	len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, e, 2);
+	for (i = 0; i < len; i++) {
+		buf[i] ^= 0x5a;
+		ck_assert_msg(odf_node_decode(buf, len, &ni, NULL, 0) !=
+			      ODF_GOOD, "byte %zu", i);
+		buf[i] ^= 0x5a;
 	}
-	/* redirect flag without a path, unknown type bits */
-	len = odf_node_encode(buf, ODF_NODE_REDIRECT, 7, NULL, 0);
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		e[2].branch = 2; e[2].path = bad[i]; e[2].len = strlen(bad[i]);
+		len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, &e[2],
+			   1);
+		ck_assert_msg(odf_node_decode(buf, len, &ni, NULL, 0) ==
+			      ODF_BAD_REDIRECT, "redirect %s accepted", bad[i]);
+	}
+	/* a branch twice, branch 0 */
+	e[2] = e[0];
+	len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, &e[1], 2);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0), ODF_GOOD);
+	e[2].branch = 3;
+	len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, &e[1], 2);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_REDIRECT);
+	e[2].branch = 0;
+	len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, &e[1], 2);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_REDIRECT);
+	/* REDIRECT iff entries; WHITEOUT, REDIRECT alone, unknown bits */
+	len = node(buf, ODF_NODE_OPAQUE | ODF_NODE_REDIRECT, 5, NULL, 0);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_REDIRECT);
+	len = node(buf, ODF_NODE_OPAQUE, 5, e, 1);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_REDIRECT);
+	len = node(buf, ODF_NODE_WHITEOUT, 5, NULL, 0);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_TYPE);
+	ck_assert_uint_eq(ni.type, ODF_NODE_WHITEOUT);	/* for repair */
+	len = node(buf, ODF_NODE_REDIRECT, 5, e, 1);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_TYPE);
+	len = node(buf, 0x80, 5, NULL, 0);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
+			 ODF_BAD_TYPE);
+	/* uino 0 */
+	len = node(buf, 0, 0, NULL, 0);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0),
 			 ODF_BAD_FIELD);
-	len = odf_node_encode(buf, 0x80, 7, NULL, 0);
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
-			 ODF_BAD_FIELD);
+	/* a record larger than ODF_NODE_MAX is not written */
+	{
+		static struct odf_redir_ent big[2];
+		static char path[3900];
+
+		memset(path, 'a', sizeof(path));
+		path[0] = '/';
+		big[0].branch = 2; big[0].path = path; big[0].len = 3900;
+		big[1].branch = 3; big[1].path = path; big[1].len = 100;
+		ck_assert_uint_ne(node(buf, 6, 5, big, 1), 0);
+		ck_assert_uint_eq(node(buf, 6, 5, big, 2), 0);
+	}
+	/* format 1's record still decodes, for odfck --convert */
+	{
+		unsigned char b1[ODF_NODE_V1_BUF_MAX];
+		const char *r;
+		size_t rl;
+		unsigned t;
+
+		len = odf_node_v1_encode(b1, ODF_NODE_REDIRECT, 7, "/x/old",
+					 6);
+		ck_assert_int_eq(odf_node_v1_decode(b1, len, &t, &r, &rl),
+				 ODF_GOOD);
+		ck_assert(t == ODF_NODE_REDIRECT && rl == 6 &&
+			  !memcmp(r, "/x/old", 6));
+		ck_assert_int_ne(odf_node_decode(b1, len, &ni, NULL, 0),
+				 ODF_GOOD);
+	}
 }
 END_TEST
 
+static size_t intent(unsigned char *buf, unsigned op, __u64 seq, __u64 ino,
+		     const char *s, const char *d, const char *sh,
+		     const char *dh)
+{
+	struct odf_intent_info in;
+
+	memset(&in, 0, sizeof(in));
+	in.op = op;
+	in.seq = seq;
+	in.time = 1;
+	in.ino = ino;
+	in.gen = 0xdeadbeef;
+	in.src_dir = 0x1000000000011ULL;
+	in.dst_dir = 2;
+	in.src = s; in.src_len = strlen(s);
+	in.dst = d; in.dst_len = strlen(d);
+	in.src_hint = sh; in.src_hint_len = strlen(sh);
+	in.dst_hint = dh; in.dst_hint_len = strlen(dh);
+	return odf_intent_encode(buf, &in);
+}
+
 START_TEST(test_intent_codec)
 {
-	unsigned char buf[ODF_INTENT_BUF_MAX];
-	const char *src, *dst;
-	size_t len, sl, dl;
-	unsigned op;
-	__u64 seq;
+	static unsigned char buf[ODF_INTENT_BUF_MAX];
+	struct odf_intent_info in;
+	size_t len;
 
-	len = odf_intent_encode(buf, ODF_INTENT_RENAME, 42, 1, 0, 0, "/a/old",
-				"/b/new");
-	ck_assert_uint_eq(len, sizeof(struct odf_intent) + 12);
-	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
-					   &dst, &dl), ODF_GOOD);
-	ck_assert_uint_eq(op, ODF_INTENT_RENAME_DIR);
-	ck_assert_uint_eq(seq, 42);
-	ck_assert(sl == 6 && !memcmp(src, "/a/old", 6));
-	ck_assert(dl == 6 && !memcmp(dst, "/b/new", 6));
-	ck_assert_int_eq(odf_intent_decode(buf, len - 1, &op, &seq, &src, &sl,
-					   &dst, &dl), ODF_BAD_SIZE);
+	len = intent(buf, ODF_INTENT_RENAME, 42, 1ULL << 40, "old", "new",
+		     "/a", "/");
+	ck_assert_uint_eq(len, sizeof(struct odf_intent) + 9);
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_GOOD);
+	ck_assert_uint_eq(in.op, ODF_INTENT_RENAME);
+	ck_assert_uint_eq(in.seq, 42);
+	ck_assert_uint_eq(in.ino, 1ULL << 40);
+	ck_assert_uint_eq(in.gen, 0xdeadbeef);
+	ck_assert_uint_eq(in.src_dir, 0x1000000000011ULL);
+	ck_assert_uint_eq(in.dst_dir, 2);
+	ck_assert(in.src_len == 3 && !memcmp(in.src, "old", 3));
+	ck_assert(in.dst_len == 3 && !memcmp(in.dst, "new", 3));
+	ck_assert(in.src_hint_len == 2 && !memcmp(in.src_hint, "/a", 2));
+	ck_assert(in.dst_hint_len == 1 && !memcmp(in.dst_hint, "/", 1));
+	ck_assert_int_eq(odf_intent_decode(buf, len - 1, &in), ODF_BAD_SIZE);
 	buf[len - 1] ^= 1;
-	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
-					   &dst, &dl), ODF_BAD_CSUM);
-	len = odf_intent_encode(buf, 9, 42, 1, 0, 0, "/a", "/b");
-	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
-					   &dst, &dl), ODF_BAD_FIELD);
-	/* the renamed object's inode and generation are any values */
-	len = odf_intent_encode(buf, ODF_INTENT_RENAME, 43, 1, 1ULL << 40,
-				0xdeadbeef, "/a", "/b");
-	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
-					   &dst, &dl), ODF_GOOD);
-	ck_assert_uint_eq(ext2fs_le64_to_cpu(((struct odf_intent *)buf)->i_ino),
-			  1ULL << 40);
-	ck_assert_uint_eq(ext2fs_le32_to_cpu(((struct odf_intent *)buf)->i_gen),
-			  0xdeadbeef);
-	len = odf_intent_encode(buf, ODF_INTENT_RENAME, 42, 1, 0, 0, "/a/..",
-				"/b");
-	ck_assert_int_eq(odf_intent_decode(buf, len, &op, &seq, &src, &sl,
-					   &dst, &dl), ODF_BAD_FIELD);
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_CSUM);
+	len = intent(buf, 9, 42, 5, "a", "b", "/", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_FIELD);
+	/* inode 0 was format 1's "unknown": invalid now */
+	len = intent(buf, ODF_INTENT_RENAME, 42, 0, "a", "b", "/", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_FIELD);
+	/* names are names, hints are paths */
+	len = intent(buf, ODF_INTENT_RENAME, 42, 5, "a/b", "b", "/", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_NAME);
+	len = intent(buf, ODF_INTENT_RENAME, 42, 5, "..", "b", "/", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_NAME);
+	len = intent(buf, ODF_INTENT_RENAME, 42, 5, "a", "b", "/x/..", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_NAME);
+	len = intent(buf, ODF_INTENT_RENAME, 42, 5, "a", "b", "/", "");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_NAME);
+	/* format 1's intent still decodes, for odfck --convert */
+	{
+		static unsigned char b1[ODF_INTENT_V1_BUF_MAX];
+		const char *s, *d;
+		size_t sl, dl;
+		__u64 seq, ino;
+		__u32 gen;
+
+		len = odf_intent_v1_encode(b1, 9, 1, 0, 0, "/a/old", "/b/new");
+		ck_assert_int_eq(odf_intent_v1_decode(b1, len, &seq, &ino,
+						      &gen, &s, &sl, &d, &dl),
+				 ODF_GOOD);
+		ck_assert(seq == 9 && ino == 0 && sl == 6 && dl == 6);
+		ck_assert_int_ne(odf_intent_decode(b1, len, &in), ODF_GOOD);
+	}
 }
 END_TEST
 
@@ -418,53 +544,89 @@ START_TEST(test_vol_namespace)
 {
 	struct odf_vol *v = fresh_volume("ns");
 	unsigned char buf[ODF_NODE_BUF_MAX];
-	const char *redir;
-	size_t len, rl;
-	unsigned type;
+	struct odf_redir_ent e[1], out[1];
+	struct odf_node_info ni;
+	char name[ODF_NS_NAME_LEN + 1];
+	size_t len;
 	int present;
-	ext2_ino_t ino;
+	ext2_ino_t ino, wh;
 	struct odf_dirent *ents;
 	size_t n;
+	__u64 u;
+	struct odf_intent_info in;
 
-	ck_assert_int_eq(odf_ns_whiteout(v, "/a/b/c"), 0);
-	ck_assert_int_eq(odf_ns_mark_dir(v, "/a/d", ODF_NODE_OPAQUE, NULL), 0);
-	ck_assert_int_eq(odf_ns_mark_dir(v, "/x/new", ODF_NODE_REDIRECT,
-					 "/x/old"), 0);
-	ck_assert_int_eq(odf_ns_lookup(v, "/a/b/c", &ino), 0);
+	odf_ns_node_name(name, 0x1000000000011ULL);
+	ck_assert_str_eq(name, "0001000000000011");
+	ck_assert(odf_ns_parse_name(name, &u) && u == 0x1000000000011ULL);
+	ck_assert(!odf_ns_parse_name("0001000000000ABC", &u));
+	ck_assert(!odf_ns_parse_name("000100000000001", &u));
+	ck_assert(!odf_ns_parse_name("0000000000000000", &u));
+	ck_assert(!odf_ns_parse_name("8000000000000002", &u));
+
+	/* a whiteout makes a plain node (owner 0) */
+	ck_assert_int_eq(odf_ns_whiteout(v, 0x1000000000011ULL, "c"), 0);
+	ck_assert_int_eq(odf_ns_whiteout(v, 0x1000000000011ULL, "c"), 0);
+	ck_assert_int_eq(odf_ns_whiteout(v, 0x1000000000011ULL, "a/b"),
+			 EXT2_ET_INVALID_ARGUMENT);
+	ck_assert_int_eq(odf_ns_node_lookup(v, 0x1000000000011ULL, &ino), 0);
+	ck_assert(odf_is_dir(v->fs, ino));
+	ck_assert_int_eq(odf_lookup(v->fs, ino, "c", &wh), 0);
+	ck_assert(!odf_is_dir(v->fs, wh));
+	ck_assert_int_eq(odf_node_get(v->fs, wh, buf, &len, &present), 0);
+	ck_assert(!present);	/* whiteouts carry no record */
 	ck_assert_int_eq(odf_node_get(v->fs, ino, buf, &len, &present), 0);
 	ck_assert(present);
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
-			 ODF_GOOD);
-	ck_assert_uint_eq(type, ODF_NODE_WHITEOUT);
-	ck_assert_int_eq(odf_ns_lookup(v, "/x/new", &ino), 0);
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, NULL, 0), ODF_GOOD);
+	ck_assert(ni.type == 0 && ni.uino == 0x1000000000011ULL &&
+		  ni.owner_ino == 0 && ni.owner_gen == 0);
+
+	/* opaque and redirected nodes, with owners */
+	ck_assert_int_eq(odf_ns_node_make(v, 0x1000000000012ULL,
+					  ODF_NODE_OPAQUE, 18, 7, NULL, 0,
+					  NULL), 0);
+	e[0].branch = 2; e[0].path = "/x/old"; e[0].len = 6;
+	ck_assert_int_eq(odf_ns_node_make(v, 0x1000000000013ULL,
+					  ODF_NODE_OPAQUE | ODF_NODE_REDIRECT,
+					  19, 8, e, 1, &ino), 0);
 	ck_assert_int_eq(odf_node_get(v->fs, ino, buf, &len, &present), 0);
-	ck_assert_int_eq(odf_node_decode(buf, len, &type, &redir, &rl),
-			 ODF_GOOD);
-	ck_assert_uint_eq(type, ODF_NODE_REDIRECT);
-	ck_assert(rl == 6 && !memcmp(redir, "/x/old", 6));
-	/* plain parents carry no record */
-	ck_assert_int_eq(odf_ns_lookup(v, "/a", &ino), 0);
-	ck_assert_int_eq(odf_node_get(v->fs, ino, buf, &len, &present), 0);
-	ck_assert(!present);
-	/* deleting /a: its subtree goes to reclaim, /a becomes a whiteout */
-	ck_assert_int_eq(odf_ns_whiteout(v, "/a"), 0);
-	ck_assert_int_eq(odf_ns_lookup(v, "/a", &ino), 0);
-	ck_assert(!odf_is_dir(v->fs, ino));
+	ck_assert_int_eq(odf_node_decode(buf, len, &ni, out, 1), ODF_GOOD);
+	ck_assert(ni.type == (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT) &&
+		  ni.owner_ino == 19 && ni.owner_gen == 8 &&
+		  ni.nredirect == 1 && out[0].branch == 2 &&
+		  out[0].len == 6 && !memcmp(out[0].path, "/x/old", 6));
+	/* rewriting a node keeps its whiteouts */
+	ck_assert_int_eq(odf_ns_node_make(v, 0x1000000000011ULL,
+					  ODF_NODE_OPAQUE, 17, 1, NULL, 0,
+					  &ino), 0);
+	ck_assert_int_eq(odf_lookup(v->fs, ino, "c", &wh), 0);
+	ck_assert_int_eq(odf_ns_whiteout_remove(v, 0x1000000000011ULL, "c"),
+			 0);
+	ck_assert_int_eq(odf_lookup(v->fs, ino, "c", &wh),
+			 EXT2_ET_FILE_NOT_FOUND);
+	/* removing the directory moves its node to reclaim */
+	ck_assert_int_eq(odf_ns_node_reclaim(v, 0x1000000000012ULL), 0);
+	ck_assert_int_eq(odf_ns_node_lookup(v, 0x1000000000012ULL, &ino),
+			 EXT2_ET_FILE_NOT_FOUND);
 	ck_assert_int_eq(odf_list_dir(v->fs, v->ino_reclaim, &ents, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	free(ents);
-	/* a directory created over a whiteout replaces it */
-	ck_assert_int_eq(odf_ns_mark_dir(v, "/a", ODF_NODE_OPAQUE, NULL), 0);
-	ck_assert_int_eq(odf_ns_lookup(v, "/a", &ino), 0);
-	ck_assert(odf_is_dir(v->fs, ino));
+
 	/* an intent is kept by odfck; a finished one is gone */
-	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME, 5, 0, 0, "/p",
-					"/q"), 0);
-	ck_assert_int_eq(odf_intent_add(v, ODF_INTENT_RENAME, 6, 7, 8, "/r",
-					"/s"), 0);
+	memset(&in, 0, sizeof(in));
+	in.op = ODF_INTENT_RENAME;
+	in.seq = 5;
+	in.ino = 77;
+	in.src_dir = in.dst_dir = 2;
+	in.src = "p"; in.src_len = 1;
+	in.dst = "q"; in.dst_len = 1;
+	in.src_hint = in.dst_hint = "/";
+	in.src_hint_len = in.dst_hint_len = 1;
+	ck_assert_int_eq(odf_intent_add(v, &in), 0);
+	in.seq = 6;
+	ck_assert_int_eq(odf_intent_add(v, &in), 0);
 	ck_assert_int_eq(odf_intent_done(v, 6), 0);
 	ck_assert_int_eq(odf_list_dir(v->fs, v->ino_reclaim, &ents, &n), 0);
-	ck_assert_uint_eq(n, 2);	/* the subtree and intent 5 */
+	ck_assert_uint_eq(n, 2);	/* the node and intent 5 */
 	free(ents);
 	ck_assert_int_eq(odf_vol_close(v), 0);
 	/* the reclaim entry is pending work: odfck -n reports it */

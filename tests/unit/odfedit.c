@@ -13,6 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/fs.h>
 #include <et/com_err.h>
 #include "libodf.h"
 
@@ -182,18 +188,91 @@ static void rd_entry(struct odf_rd_entry *e, const char *name, __u64 ino)
 	e->ino = ino;
 }
 
+/* what the module records for a branch directory of this host */
+static void branch_identity(struct odf_branch *b, const char *path)
+{
+	struct statfs sfs;
+	struct stat st;
+	int fd, gen = 0;
+
+	if (stat(path, &st) || statfs(path, &sfs)) {
+		perror(path);
+		exit(1);
+	}
+	b->b_fs_magic = ext2fs_cpu_to_le32((__u32)sfs.f_type);
+	b->b_root_ino = ext2fs_cpu_to_le64(st.st_ino);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		if (ioctl(fd, FS_IOC_GETVERSION, &gen))
+			gen = 0;
+		close(fd);
+	}
+	b->b_root_gen = ext2fs_cpu_to_le32((__u32)gen);
+}
+
+static unsigned node_type(const char *s)
+{
+	if (!strcmp(s, "plain"))
+		return 0;
+	if (!strcmp(s, "opaque"))
+		return ODF_NODE_OPAQUE;
+	if (!strcmp(s, "redirect"))
+		return ODF_NODE_OPAQUE | ODF_NODE_REDIRECT;
+	return (unsigned)num(s);
+}
+
+static void node_set(struct odf_node *n, const char *field, __u64 val)
+{
+	if (!strcmp(field, "type"))
+		n->n_type = ext2fs_cpu_to_le16(val);
+	else if (!strcmp(field, "uino"))
+		n->n_uino = ext2fs_cpu_to_le64(val);
+	else if (!strcmp(field, "owner_ino"))
+		n->n_owner_ino = ext2fs_cpu_to_le64(val);
+	else if (!strcmp(field, "owner_gen"))
+		n->n_owner_gen = ext2fs_cpu_to_le32(val);
+	else if (!strcmp(field, "nredirect"))
+		n->n_nredirect = ext2fs_cpu_to_le16(val);
+	else if (!strcmp(field, "version"))
+		n->n_version = ext2fs_cpu_to_le16(val);
+	else if (!strcmp(field, "pad0"))
+		n->n_pad0 = ext2fs_cpu_to_le32(val);
+	else if (!strcmp(field, "size"))
+		n->n_size = ext2fs_cpu_to_le16(val);
+	else {
+		fprintf(stderr, "%s: unknown record field %s\n", prog, field);
+		exit(2);
+	}
+}
+
 static void usage(void)
 {
 	printf(
-"commands:\n"
+"commands (UINO, DIR_UINO: union inode numbers, 0x... or decimal):\n"
 "  dump                               print the ODF contents\n"
-"  branch-add PATH rw|ro              add a branch (next id)\n"
+"  branch-add PATH rw|ro [stat]       add a branch (next id); with stat,\n"
+"                                     its identity (fs magic, root inode\n"
+"                                     and generation) is PATH's on this host\n"
 "  branch-set SLOT FIELD VALUE [nocsum]\n"
 "  sb-set FIELD VALUE [nocsum|backup] primary (and backup) header\n"
-"  whiteout PATH | opaque PATH | redirect PATH FROM | mkdir PATH\n"
-"  node-type PATH TYPE                raw type on an existing node\n"
-"  node-clear PATH                    remove the record\n"
-"  symlink PATH                       a foreign object in the tree\n"
+"namespace, format 2 (/ns/<016llx UINO>):\n"
+"  node-make UINO TYPE [OWNER_INO OWNER_GEN] [BID:/path ...]\n"
+"                                     make or rewrite a node; TYPE is\n"
+"                                     plain, opaque, redirect (= opaque|\n"
+"                                     redirect) or a number\n"
+"  whiteout DIR_UINO NAME             whiteout of NAME in DIR_UINO\n"
+"  node-set UINO FIELD VALUE [nocsum] patch a record field: type, uino,\n"
+"                                     owner_ino, owner_gen, nredirect,\n"
+"                                     version, pad0, size\n"
+"  node-clear UINO                    remove the record\n"
+"  node-raw UINO HEX                  raw record bytes\n"
+"  intent-add SEQ SRC_DIR SRC_NAME DST_DIR DST_NAME INO GEN [SRC_HINT DST_HINT]\n"
+"                                     a rename intent (hints default \"/\")\n"
+"format 1 (to test odfck --convert):\n"
+"  v1-format                          s_version 1 in both headers\n"
+"  v1-whiteout PATH | v1-opaque PATH | v1-redirect PATH FROM | v1-mkdir PATH\n"
+"  v1-intent-add SEQ SRC DST [INO GEN]\n"
+"other:\n"
 "  map-add fwd|rev KIND KB KI U TB TI\n"
 "  map-del fwd|rev KB KI\n"
 "  map-poke fwd|rev KB KI OFFSET HEX  write bytes into a record\n"
@@ -203,43 +282,55 @@ static void usage(void)
 "  rd-append DIRINO NAME | rd-tomb DIRINO NAME\n"
 "  rd-seek DIRINO ORD | rd-end DIRINO | rd-list DIRINO\n"
 "  reclaim-add NAME                   a pending reclaim subtree\n"
-"  intent-add SEQ SRC DST [INO GEN]   a rename intent (of upper INO, GEN)\n"
 "  populate N                         N whiteouts, copy-ups, entries\n"
 "  poke FILE OFFSET HEX               write bytes into any file\n"
-"  create FILE                        empty regular file (full path)\n"
+"  create FILE | mkdir DIR | symlink FILE   (full ext4 paths)\n"
+"  xattr-set FILE KEY VALUE           an extended attribute on any file\n"
 "  rm FILE | truncate FILE SIZE | rename FILE NEWNAME (same dir)\n"
-"  node-raw PATH HEX                  raw record bytes\n"
 "  map-put fwd|rev BUCKET SLOT KIND KB KI U TB TI  bypassing the hash\n"
 "  map-hdr-set fwd|rev FIELD VALUE    nrecords, ndeleted, nbuckets\n");
 }
 
-static void dump_ns(struct odf_vol *v, ext2_ino_t dir, const char *path)
+static void dump_ns(struct odf_vol *v, ext2_ino_t dir)
 {
-	struct odf_dirent *ents;
-	size_t n, i;
+	static struct odf_redir_ent re[ODF_NODE_MAX_REDIRECTS];
+	struct odf_dirent *ents, *kids;
+	size_t n, i, nk, k;
 
 	if (odf_list_dir(v->fs, dir, &ents, &n))
 		return;
 	for (i = 0; i < n; i++) {
 		unsigned char buf[ODF_NODE_BUF_MAX];
-		size_t len = 0, rl;
-		const char *redir;
-		unsigned type = 0;
+		struct odf_node_info ni;
+		size_t len = 0;
+		unsigned j;
 		int present, bad = 0;
-		char sub[4096];
 
-		snprintf(sub, sizeof(sub), "%s/%s", path, ents[i].name);
+		if (!odf_is_dir(v->fs, ents[i].ino)) {
+			printf("ns %s file\n", ents[i].name);
+			continue;
+		}
+		memset(&ni, 0, sizeof(ni));
 		odf_node_get(v->fs, ents[i].ino, buf, &len, &present);
 		if (present)
-			bad = odf_node_decode(buf, len, &type, &redir, &rl);
-		printf("ns %s %s%s%s%s%s\n", sub,
-		       odf_is_dir(v->fs, ents[i].ino) ? "dir" : "file",
-		       bad ? " BAD" : "",
-		       type & ODF_NODE_WHITEOUT ? " whiteout" : "",
-		       type & ODF_NODE_OPAQUE ? " opaque" : "",
-		       type & ODF_NODE_REDIRECT ? " redirect" : "");
-		if (odf_is_dir(v->fs, ents[i].ino))
-			dump_ns(v, ents[i].ino, sub);
+			bad = odf_node_decode(buf, len, &ni, re,
+					      ODF_NODE_MAX_REDIRECTS);
+		printf("ns %s %s type 0x%x uino 0x%llx owner %llu/%u",
+		       ents[i].name, !present ? "NORECORD" :
+		       bad ? "BAD" : "good", ni.type,
+		       (unsigned long long)ni.uino,
+		       (unsigned long long)ni.owner_ino, ni.owner_gen);
+		for (j = 0; !bad && j < ni.nredirect; j++)
+			printf(" %u:%.*s", re[j].branch, (int)re[j].len,
+			       re[j].path);
+		printf("\n");
+		if (odf_list_dir(v->fs, ents[i].ino, &kids, &nk))
+			continue;
+		for (k = 0; k < nk; k++)
+			printf("ns %s/%s %s\n", ents[i].name, kids[k].name,
+			       odf_is_dir(v->fs, kids[k].ino) ? "dir" :
+			       "whiteout");
+		free(kids);
 	}
 	free(ents);
 }
@@ -287,7 +378,7 @@ static void dump(struct odf_vol *v)
 			       ext2fs_le16_to_cpu(br[i].b_order), br[i].b_path,
 			       odf_bad_str(odf_branch_verify(&br[i])));
 	if (v->ino_ns)
-		dump_ns(v, v->ino_ns, "");
+		dump_ns(v, v->ino_ns);
 	if (v->ino_fwd && !odf_file_read_all(v->fs, v->ino_fwd, 1ULL << 32,
 					     &buf, &len)) {
 		struct odf_map_header h;
@@ -366,7 +457,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cmd, "branch-add")) {
 		struct odf_branch b;
 
-		need(argc + 3, 5, "branch-add PATH rw|ro");
+		need(argc + 3, 5, "branch-add PATH rw|ro [stat]");
 		memset(&b, 0, sizeof(b));
 		read_sb(v, &sb);
 		snprintf(b.b_path, sizeof(b.b_path), "%s", argv[0]);
@@ -386,6 +477,8 @@ int main(int argc, char **argv)
 			b.b_order = ext2fs_cpu_to_le16(order);
 		}
 		b.b_added_time = ext2fs_cpu_to_le64(1);
+		if (argc > 2 && !strcmp(argv[2], "stat"))
+			branch_identity(&b, argv[0]);
 		err = odf_branch_add(v, &sb, &b, NULL);
 		if (err)
 			die(err, "adding a branch");
@@ -417,47 +510,156 @@ int main(int argc, char **argv)
 		if (err)
 			die(err, "writing the superblock");
 	} else if (!strcmp(cmd, "whiteout")) {
-		need(argc + 3, 4, "whiteout PATH");
-		err = odf_ns_whiteout(v, argv[0]);
+		need(argc + 3, 5, "whiteout DIR_UINO NAME");
+		err = odf_ns_whiteout(v, num(argv[0]), argv[1]);
 		if (err)
 			die(err, "creating a whiteout");
-	} else if (!strcmp(cmd, "opaque") || !strcmp(cmd, "mkdir")) {
-		need(argc + 3, 4, "opaque|mkdir PATH");
-		err = odf_ns_mark_dir(v, argv[0], cmd[0] == 'o' ?
-				      ODF_NODE_OPAQUE : 0, NULL);
+	} else if (!strcmp(cmd, "node-make")) {
+		struct odf_redir_ent re[64];
+		unsigned type, nre = 0;
+		__u64 owner = 0;
+		__u32 gen = 0;
+		int i = 2;
+
+		need(argc + 3, 5, "node-make UINO TYPE [OWNER_INO OWNER_GEN] "
+		     "[BID:/path ...]");
+		type = node_type(argv[1]);
+		if (argc >= 4 && !strchr(argv[2], ':')) {
+			owner = num(argv[2]);
+			gen = num(argv[3]);
+			i = 4;
+		}
+		for (; i < argc && nre < 64; i++) {
+			char *colon = strchr(argv[i], ':');
+
+			if (!colon) {
+				fprintf(stderr, "%s: redirect entry must be "
+					"BID:/path\n", prog);
+				exit(2);
+			}
+			*colon = 0;
+			re[nre].branch = num(argv[i]);
+			re[nre].path = colon + 1;
+			re[nre].len = strlen(colon + 1);
+			nre++;
+		}
+		err = odf_ns_node_make(v, num(argv[0]), type, owner, gen, re,
+				       nre, NULL);
 		if (err)
-			die(err, "marking a directory");
-	} else if (!strcmp(cmd, "redirect")) {
-		need(argc + 3, 5, "redirect PATH FROM");
-		err = odf_ns_mark_dir(v, argv[0], ODF_NODE_REDIRECT, argv[1]);
-		if (err)
-			die(err, "marking a directory");
-	} else if (!strcmp(cmd, "node-type") || !strcmp(cmd, "node-clear")) {
+			die(err, "making a node");
+	} else if (!strcmp(cmd, "node-set")) {
+		unsigned char buf[ODF_NODE_BUF_MAX];
+		struct odf_node n;
+		size_t len = 0;
+		int present;
 		ext2_ino_t ino;
 
-		need(argc + 3, 4, "node-type PATH TYPE | node-clear PATH");
-		err = odf_ns_lookup(v, argv[0], &ino);
+		need(argc + 3, 6, "node-set UINO FIELD VALUE [nocsum]");
+		err = odf_ns_node_lookup(v, num(argv[0]), &ino);
+		if (!err)
+			err = odf_node_get(v->fs, ino, buf, &len, &present);
+		if (!err && (!present || len < sizeof(n)))
+			err = EXT2_ET_EA_KEY_NOT_FOUND;
 		if (err)
-			die(err, argv[0]);
-		if (cmd[5] == 'c')
-			err = odf_node_clear(v->fs, ino);
-		else {
-			need(argc + 3, 5, "node-type PATH TYPE");
-			err = odf_node_set(v->fs, ino, num(argv[1]), 1,
-					   argc > 2 ? argv[2] : NULL);
+			die(err, "reading the record");
+		memcpy(&n, buf, sizeof(n));
+		node_set(&n, argv[1], num(argv[2]));
+		memcpy(buf, &n, sizeof(n));
+		if (argc < 4 || strcmp(argv[3], "nocsum")) {
+			n.n_crc = 0;
+			memcpy(buf, &n, sizeof(n));
+			n.n_crc = ext2fs_cpu_to_le32(odf_crc32c(buf, len));
+			memcpy(buf, &n, sizeof(n));
 		}
+		err = odf_node_put_raw(v->fs, ino, buf, len);
 		if (err)
 			die(err, "writing a record");
-	} else if (!strcmp(cmd, "symlink")) {
-		ext2_ino_t dir;
-		const char *last;
+	} else if (!strcmp(cmd, "node-clear")) {
+		ext2_ino_t ino;
 
-		need(argc + 3, 4, "symlink PATH");
-		err = odf_ns_mkpath(v, argv[0], &dir, &last);
-		if (!err)
-			err = ext2fs_symlink(v->fs, dir, 0, last, "target");
+		need(argc + 3, 4, "node-clear UINO");
+		err = odf_ns_node_lookup(v, num(argv[0]), &ino);
 		if (err)
-			die(err, "creating a symlink");
+			die(err, argv[0]);
+		err = odf_node_clear(v->fs, ino);
+		if (err)
+			die(err, "removing a record");
+	} else if (!strcmp(cmd, "v1-format")) {
+		read_sb(v, &sb);
+		sb.s_version = ext2fs_cpu_to_le16(ODF_FORMAT_V1);
+		odf_sb_csum_set(&sb);
+		err = odf_sb_write(v, &sb, 1);
+		if (err)
+			die(err, "writing the superblock");
+	} else if (!strcmp(cmd, "v1-whiteout")) {
+		need(argc + 3, 4, "v1-whiteout PATH");
+		err = odf_ns_v1_whiteout(v, argv[0]);
+		if (err)
+			die(err, "creating a whiteout");
+	} else if (!strcmp(cmd, "v1-opaque") || !strcmp(cmd, "v1-mkdir")) {
+		need(argc + 3, 4, "v1-opaque|v1-mkdir PATH");
+		err = odf_ns_v1_mark_dir(v, argv[0], cmd[3] == 'o' ?
+					 ODF_NODE_OPAQUE : 0, NULL);
+		if (err)
+			die(err, "marking a directory");
+	} else if (!strcmp(cmd, "v1-redirect")) {
+		need(argc + 3, 5, "v1-redirect PATH FROM");
+		err = odf_ns_v1_mark_dir(v, argv[0], ODF_NODE_REDIRECT,
+					 argv[1]);
+		if (err)
+			die(err, "marking a directory");
+	} else if (!strcmp(cmd, "v1-intent-add")) {
+		unsigned char *buf = malloc(ODF_INTENT_V1_BUF_MAX);
+		size_t len;
+
+		need(argc + 3, 6, "v1-intent-add SEQ SRC DST [INO GEN]");
+		len = odf_intent_v1_encode(buf, num(argv[0]), 1,
+					   argc > 4 ? num(argv[3]) : 0,
+					   argc > 4 ? num(argv[4]) : 0,
+					   argv[1], argv[2]);
+		err = odf_intent_put(v, v->ino_reclaim, num(argv[0]), buf,
+				     len);
+		free(buf);
+		if (err)
+			die(err, "adding an intent");
+	} else if (!strcmp(cmd, "symlink") || !strcmp(cmd, "mkdir")) {
+		ext2_ino_t dir;
+		char *copy, *slash;
+
+		need(argc + 3, 4, "symlink FILE | mkdir DIR");
+		copy = strdup(argv[0]);
+		slash = strrchr(copy, '/');
+		if (!slash || slash == copy)
+			dir = EXT2_ROOT_INO;
+		else {
+			*slash = 0;
+			dir = path_ino(v, copy);
+		}
+		if (cmd[0] == 's')
+			err = ext2fs_symlink(v->fs, dir, 0,
+					     slash ? slash + 1 : copy,
+					     "target");
+		else
+			err = odf_mkdir(v->fs, dir, slash ? slash + 1 : copy,
+					NULL);
+		free(copy);
+		if (err)
+			die(err, cmd);
+	} else if (!strcmp(cmd, "xattr-set")) {
+		struct ext2_xattr_handle *h;
+		errcode_t err2;
+
+		need(argc + 3, 6, "xattr-set FILE KEY VALUE");
+		err = ext2fs_xattrs_open(v->fs, path_ino(v, argv[0]), &h);
+		if (err)
+			die(err, "opening the attributes");
+		err = ext2fs_xattrs_read(h);
+		if (!err)
+			err = ext2fs_xattr_set(h, argv[1], argv[2],
+					       strlen(argv[2]));
+		err2 = ext2fs_xattrs_close(&h);
+		if (err || err2)
+			die(err ? err : err2, "setting an attribute");
 	} else if (!strcmp(cmd, "map-add")) {
 		struct odf_map m;
 		struct odf_map_rec r;
@@ -635,11 +837,27 @@ int main(int argc, char **argv)
 		if (err)
 			die(err, "adding a reclaim entry");
 	} else if (!strcmp(cmd, "intent-add")) {
-		need(argc + 3, 6, "intent-add SEQ SRC DST [INO GEN]");
-		err = odf_intent_add(v, ODF_INTENT_RENAME, num(argv[0]),
-				     argc > 4 ? num(argv[3]) : 0,
-				     argc > 4 ? num(argv[4]) : 0,
-				     argv[1], argv[2]);
+		struct odf_intent_info in;
+
+		need(argc + 3, 10, "intent-add SEQ SRC_DIR SRC_NAME DST_DIR "
+		     "DST_NAME INO GEN [SRC_HINT DST_HINT]");
+		memset(&in, 0, sizeof(in));
+		in.op = ODF_INTENT_RENAME;
+		in.seq = num(argv[0]);
+		in.src_dir = num(argv[1]);
+		in.src = argv[2];
+		in.dst_dir = num(argv[3]);
+		in.dst = argv[4];
+		in.ino = num(argv[5]);
+		in.gen = num(argv[6]);
+		in.src_hint = argc > 8 ? argv[7] : "/";
+		in.dst_hint = argc > 8 ? argv[8] : "/";
+		in.src_len = strlen(in.src);
+		in.dst_len = strlen(in.dst);
+		in.src_hint_len = strlen(in.src_hint);
+		in.dst_hint_len = strlen(in.dst_hint);
+		in.time = 1;
+		err = odf_intent_add(v, &in);
 		if (err)
 			die(err, "adding an intent");
 	} else if (!strcmp(cmd, "populate")) {
@@ -651,7 +869,7 @@ int main(int argc, char **argv)
 		__u64 i, n;
 		char path[64];
 
-		need(argc + 3, 4, "populate N");
+		need(argc + 3, 4, "populate N");	/* whiteouts f<i> in d<i/100> */
 		n = num(argv[0]);
 		err = odf_map_open(v, ODF_MAP_FORWARD, &f);
 		if (!err)
@@ -659,10 +877,10 @@ int main(int argc, char **argv)
 		for (i = 0; !err && i < n; i++) {
 			__u64 u = odf_uino_det(2, i + 1);
 
-			snprintf(path, sizeof(path), "/d%llu/f%llu",
-				 (unsigned long long)(i / 100),
+			snprintf(path, sizeof(path), "f%llu",
 				 (unsigned long long)i);
-			err = odf_ns_whiteout(v, path);
+			err = odf_ns_whiteout(v, odf_uino_det(1, 1000 + i / 100),
+					      path);
 			odf_map_rec_init(&r, ODF_MK_UPPER, 1, 1000000 + i, u,
 					 2, i + 1);
 			if (!err)
@@ -748,12 +966,15 @@ int main(int argc, char **argv)
 		if (err)
 			die(err, "truncating");
 	} else if (!strcmp(cmd, "node-raw")) {
-		unsigned char bytes[2048];
+		unsigned char bytes[ODF_NODE_BUF_MAX];
 		ext2_ino_t ino;
 		size_t n, i;
 
-		need(argc + 3, 5, "node-raw PATH HEX");
-		err = odf_ns_lookup(v, argv[0], &ino);
+		need(argc + 3, 5, "node-raw UINO HEX");
+		err = odf_ns_node_lookup(v, num(argv[0]), &ino);
+		if (err == EXT2_ET_FILE_NOT_FOUND)
+			err = odf_ns_node_make(v, num(argv[0]), 0, 0, 0, NULL,
+					       0, &ino);
 		if (err)
 			die(err, argv[0]);
 		n = strlen(argv[1]) / 2;

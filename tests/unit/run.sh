@@ -6,6 +6,7 @@
 #   run_headers.sh include/odf in userland and in the kernel (compile only)
 #   run_cli.sh    mkodf/odfck command-line behaviour
 #   run_cases.sh  odfck corruption cases (cases/*)
+#   run_convert.sh odfck --convert of a format 1 volume over host branches
 # The last line is "SUITE-RESULT: unit <passed> <failed> <skipped>".
 #
 set -u
@@ -33,6 +34,7 @@ else
 	run headers "$HERE/run_headers.sh"
 	run cli "$HERE/run_cli.sh"
 	run cases "$HERE/run_cases.sh"
+	run convert "$HERE/run_convert.sh"
 fi
 
 skipped=$(grep -cE '^ok - .*# SKIP' "$LOG")

@@ -18,6 +18,9 @@ const char *odf_bad_str(int bad)
 	case ODF_BAD_SIZE:	return "bad size";
 	case ODF_BAD_FIELD:	return "invalid field";
 	case ODF_BAD_FEATURE:	return "unsupported feature";
+	case ODF_BAD_TYPE:	return "invalid type bits";
+	case ODF_BAD_REDIRECT:	return "malformed redirect entry";
+	case ODF_BAD_NAME:	return "invalid name or hint";
 	}
 	return "unknown problem";
 }
@@ -125,12 +128,17 @@ void odf_sb_csum_set(struct odf_super *sb)
  */
 int odf_sb_verify(const struct odf_super *sb)
 {
+	return odf_sb_verify_version(sb, ODF_FORMAT_VERSION);
+}
+
+int odf_sb_verify_version(const struct odf_super *sb, unsigned version)
+{
 	if (ext2fs_le32_to_cpu(sb->s_magic) != ODF_SB_MAGIC)
 		return ODF_BAD_MAGIC;
 	if (csum_bad(sb, sizeof(*sb), offsetof(struct odf_super, s_crc),
 		     sb->s_crc))
 		return ODF_BAD_CSUM;
-	if (ext2fs_le16_to_cpu(sb->s_version) != ODF_FORMAT_VERSION)
+	if (ext2fs_le16_to_cpu(sb->s_version) != version)
 		return ODF_BAD_VERSION;
 	if (ext2fs_le32_to_cpu(sb->s_hdr_size) != ODF_SB_HDR_SIZE ||
 	    ext2fs_le16_to_cpu(sb->s_branch_slots) != ODF_BRANCH_SLOTS ||
@@ -204,7 +212,7 @@ void odf_map_hdr_init(struct odf_map_header *h, int kind, __u32 nbuckets,
 {
 	memset(h, 0, sizeof(*h));
 	h->mh_magic = ext2fs_cpu_to_le32(ODF_MAP_MAGIC);
-	h->mh_version = ext2fs_cpu_to_le16(ODF_FORMAT_VERSION);
+	h->mh_version = ext2fs_cpu_to_le16(ODF_MAP_VERSION);
 	h->mh_kind = ext2fs_cpu_to_le16(kind);
 	h->mh_rec_size = ext2fs_cpu_to_le32(ODF_MAP_REC_SIZE);
 	h->mh_bucket_size = ext2fs_cpu_to_le32(ODF_BLOCK_SIZE);
@@ -233,7 +241,7 @@ int odf_map_hdr_verify(const struct odf_map_header *h, int kind)
 	if (csum_bad(h, sizeof(*h), offsetof(struct odf_map_header, mh_crc),
 		     h->mh_crc))
 		return ODF_BAD_CSUM;
-	if (ext2fs_le16_to_cpu(h->mh_version) != ODF_FORMAT_VERSION)
+	if (ext2fs_le16_to_cpu(h->mh_version) != ODF_MAP_VERSION)
 		return ODF_BAD_VERSION;
 	if (ext2fs_le16_to_cpu(h->mh_kind) != kind ||
 	    ext2fs_le32_to_cpu(h->mh_rec_size) != ODF_MAP_REC_SIZE ||
@@ -371,42 +379,14 @@ __u32 odf_map_scan(const void *buf, size_t len, int kind,
 	return nb;
 }
 
-/* ---- namespace nodes ------------------------------------------------ */
+/* ---- paths and names ------------------------------------------------ */
 
-size_t odf_node_encode(void *buf, unsigned type, __u64 time,
-		       const char *redirect, size_t redirect_len)
-{
-	struct odf_node n;
-	size_t len;
-
-	if (!redirect)
-		redirect_len = 0;
-	if (redirect_len > ODF_REDIRECT_MAX)
-		redirect_len = ODF_REDIRECT_MAX;
-	memset(&n, 0, sizeof(n));
-	n.n_magic = ext2fs_cpu_to_le32(ODF_NODE_MAGIC);
-	n.n_version = ext2fs_cpu_to_le16(ODF_FORMAT_VERSION);
-	n.n_type = ext2fs_cpu_to_le16(type);
-	n.n_redirect_len = ext2fs_cpu_to_le16(redirect_len);
-	n.n_time = ext2fs_cpu_to_le64(time);
-	memcpy(buf, &n, sizeof(n));
-	if (redirect_len)
-		memcpy((char *)buf + sizeof(n), redirect, redirect_len);
-	len = sizeof(n) + redirect_len;
-	n.n_crc = ext2fs_cpu_to_le32(csum_with_hole(buf, len,
-				offsetof(struct odf_node, n_crc)));
-	memcpy(buf, &n, sizeof(n));
-	return len;
-}
-
-/*
- * A redirect is an absolute union path: starts with '/', no empty, "."
- * or ".." component, no NUL, no trailing '/'.
- */
-static int redirect_valid(const char *p, size_t len)
+int odf_path_valid(const char *p, size_t len, int root_ok)
 {
 	size_t i, start;
 
+	if (root_ok && len == 1 && p[0] == '/')
+		return 1;
 	if (len < 2 || p[0] != '/' || p[len - 1] == '/')
 		return 0;
 	if (memchr(p, 0, len))
@@ -425,10 +405,171 @@ static int redirect_valid(const char *p, size_t len)
 	return 1;
 }
 
-int odf_node_decode(const void *buf, size_t len, unsigned *type,
-		    const char **redirect, size_t *redirect_len)
+int odf_name_valid(const char *p, size_t len)
+{
+	if (len == 0 || len > 255 || memchr(p, '/', len) || memchr(p, 0, len))
+		return 0;
+	if ((len == 1 && p[0] == '.') ||
+	    (len == 2 && p[0] == '.' && p[1] == '.'))
+		return 0;
+	return 1;
+}
+
+/* ---- namespace nodes, format 2 --------------------------------------- */
+
+static size_t pad4(size_t n)
+{
+	return (n + 3) & ~(size_t)3;
+}
+
+size_t odf_node_encode(void *buf, const struct odf_node_info *ni,
+		       const struct odf_redir_ent *ents)
 {
 	struct odf_node n;
+	unsigned char *p = buf;
+	size_t len = sizeof(n);
+	unsigned i;
+
+	for (i = 0; i < ni->nredirect; i++) {
+		if (ents[i].len == 0 || ents[i].len > ODF_REDIRECT_PATH_MAX)
+			return 0;
+		len += sizeof(struct odf_redirect) + pad4(ents[i].len);
+		if (len > ODF_NODE_MAX)
+			return 0;
+	}
+	memset(buf, 0, len);
+	memset(&n, 0, sizeof(n));
+	n.n_magic = ext2fs_cpu_to_le32(ODF_NODE_MAGIC);
+	n.n_version = ext2fs_cpu_to_le16(ODF_NODE_VERSION);
+	n.n_type = ext2fs_cpu_to_le16(ni->type);
+	n.n_nredirect = ext2fs_cpu_to_le16(ni->nredirect);
+	n.n_size = ext2fs_cpu_to_le16(len);
+	n.n_time = ext2fs_cpu_to_le64(ni->time);
+	n.n_uino = ext2fs_cpu_to_le64(ni->uino);
+	n.n_owner_ino = ext2fs_cpu_to_le64(ni->owner_ino);
+	n.n_owner_gen = ext2fs_cpu_to_le32(ni->owner_gen);
+	memcpy(p, &n, sizeof(n));
+	p += sizeof(n);
+	for (i = 0; i < ni->nredirect; i++) {
+		struct odf_redirect r;
+
+		r.r_branch = ext2fs_cpu_to_le16(ents[i].branch);
+		r.r_len = ext2fs_cpu_to_le16(ents[i].len);
+		memcpy(p, &r, sizeof(r));
+		memcpy(p + sizeof(r), ents[i].path, ents[i].len);
+		p += sizeof(r) + pad4(ents[i].len);
+	}
+	n.n_crc = ext2fs_cpu_to_le32(csum_with_hole(buf, len,
+				offsetof(struct odf_node, n_crc)));
+	memcpy(buf, &n, sizeof(n));
+	return len;
+}
+
+int odf_node_decode(const void *buf, size_t len, struct odf_node_info *ni,
+		    struct odf_redir_ent *ents, unsigned max)
+{
+	const unsigned char *p = buf;
+	struct odf_node n;
+	size_t off;
+	unsigned t, nr, i, j;
+	unsigned seen[ODF_NODE_MAX_REDIRECTS];
+
+	memset(ni, 0, sizeof(*ni));
+	if (len < sizeof(n) || len > ODF_NODE_MAX)
+		return ODF_BAD_SIZE;
+	memcpy(&n, buf, sizeof(n));
+	if (ext2fs_le32_to_cpu(n.n_magic) != ODF_NODE_MAGIC)
+		return ODF_BAD_MAGIC;
+	if (ext2fs_le16_to_cpu(n.n_size) != len)
+		return ODF_BAD_SIZE;
+	if (csum_bad(buf, len, offsetof(struct odf_node, n_crc), n.n_crc))
+		return ODF_BAD_CSUM;
+	if (ext2fs_le16_to_cpu(n.n_version) != ODF_NODE_VERSION)
+		return ODF_BAD_VERSION;
+	t = ext2fs_le16_to_cpu(n.n_type);
+	nr = ext2fs_le16_to_cpu(n.n_nredirect);
+	ni->type = t;
+	ni->nredirect = nr;
+	ni->time = ext2fs_le64_to_cpu(n.n_time);
+	ni->uino = ext2fs_le64_to_cpu(n.n_uino);
+	ni->owner_ino = ext2fs_le64_to_cpu(n.n_owner_ino);
+	ni->owner_gen = ext2fs_le32_to_cpu(n.n_owner_gen);
+	if (n.n_pad0 || ni->uino == 0 || (ni->uino >> 63) ||
+	    (!ni->owner_ino && ni->owner_gen))
+		return ODF_BAD_FIELD;
+	if (nr > ODF_NODE_MAX_REDIRECTS)
+		return ODF_BAD_REDIRECT;
+	for (i = 0, off = sizeof(n); i < nr; i++) {
+		struct odf_redirect r;
+		size_t rl;
+		unsigned b;
+
+		if (off + sizeof(r) > len)
+			return ODF_BAD_REDIRECT;
+		memcpy(&r, p + off, sizeof(r));
+		b = ext2fs_le16_to_cpu(r.r_branch);
+		rl = ext2fs_le16_to_cpu(r.r_len);
+		off += sizeof(r);
+		if (b == 0 || b > ODF_BRANCH_ID_MAX || rl == 0 ||
+		    rl > ODF_REDIRECT_PATH_MAX || off + pad4(rl) > len ||
+		    !odf_path_valid((const char *)p + off, rl, 0) ||
+		    !all_zero(p + off + rl, pad4(rl) - rl))
+			return ODF_BAD_REDIRECT;
+		for (j = 0; j < i; j++)
+			if (seen[j] == b)
+				return ODF_BAD_REDIRECT;
+		seen[i] = b;
+		if (ents && i < max) {
+			ents[i].branch = b;
+			ents[i].len = rl;
+			ents[i].path = (const char *)p + off;
+		}
+		off += pad4(rl);
+	}
+	if (off != len)
+		return ODF_BAD_REDIRECT;
+	/* entries are whole: the type bits are judged last, so that a
+	 * repair of the type can keep them */
+	if (t != 0 && t != ODF_NODE_OPAQUE &&
+	    t != (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT))
+		return ODF_BAD_TYPE;
+	if (!!(t & ODF_NODE_REDIRECT) != !!nr)
+		return ODF_BAD_REDIRECT;
+	return ODF_GOOD;
+}
+
+/* ---- namespace nodes, format 1 (conversion) -------------------------- */
+
+size_t odf_node_v1_encode(void *buf, unsigned type, __u64 time,
+			  const char *redirect, size_t redirect_len)
+{
+	struct odf_node_v1 n;
+	size_t len;
+
+	if (!redirect)
+		redirect_len = 0;
+	if (redirect_len > ODF_REDIRECT_MAX)
+		redirect_len = ODF_REDIRECT_MAX;
+	memset(&n, 0, sizeof(n));
+	n.n_magic = ext2fs_cpu_to_le32(ODF_NODE_MAGIC);
+	n.n_version = ext2fs_cpu_to_le16(ODF_FORMAT_V1);
+	n.n_type = ext2fs_cpu_to_le16(type);
+	n.n_redirect_len = ext2fs_cpu_to_le16(redirect_len);
+	n.n_time = ext2fs_cpu_to_le64(time);
+	memcpy(buf, &n, sizeof(n));
+	if (redirect_len)
+		memcpy((char *)buf + sizeof(n), redirect, redirect_len);
+	len = sizeof(n) + redirect_len;
+	n.n_crc = ext2fs_cpu_to_le32(csum_with_hole(buf, len,
+				offsetof(struct odf_node_v1, n_crc)));
+	memcpy(buf, &n, sizeof(n));
+	return len;
+}
+
+int odf_node_v1_decode(const void *buf, size_t len, unsigned *type,
+		       const char **redirect, size_t *redirect_len)
+{
+	struct odf_node_v1 n;
 	size_t rl;
 	unsigned t;
 
@@ -443,16 +584,17 @@ int odf_node_decode(const void *buf, size_t len, unsigned *type,
 	rl = ext2fs_le16_to_cpu(n.n_redirect_len);
 	if (rl > ODF_REDIRECT_MAX || sizeof(n) + rl != len)
 		return ODF_BAD_SIZE;
-	if (csum_bad(buf, len, offsetof(struct odf_node, n_crc), n.n_crc))
+	if (csum_bad(buf, len, offsetof(struct odf_node_v1, n_crc), n.n_crc))
 		return ODF_BAD_CSUM;
-	if (ext2fs_le16_to_cpu(n.n_version) != ODF_FORMAT_VERSION)
+	if (ext2fs_le16_to_cpu(n.n_version) != ODF_FORMAT_V1)
 		return ODF_BAD_VERSION;
 	t = ext2fs_le16_to_cpu(n.n_type);
-	if (t & ~ODF_NODE_TYPE_MASK || n.n_pad0 || n.n_reserved)
+	if (t & ~(ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE | ODF_NODE_REDIRECT) ||
+	    n.n_pad0 || n.n_reserved)
 		return ODF_BAD_FIELD;
 	if (!!(t & ODF_NODE_REDIRECT) != !!rl)
 		return ODF_BAD_FIELD;
-	if (rl && !redirect_valid((const char *)buf + sizeof(n), rl))
+	if (rl && !odf_path_valid((const char *)buf + sizeof(n), rl, 0))
 		return ODF_BAD_FIELD;
 	*type = t;
 	*redirect = rl ? (const char *)buf + sizeof(n) : NULL;
@@ -460,23 +602,131 @@ int odf_node_decode(const void *buf, size_t len, unsigned *type,
 	return ODF_GOOD;
 }
 
-/* ---- intents --------------------------------------------------------- */
+/* ---- intents, format 2 ----------------------------------------------- */
 
-size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
-			 __u64 ino, __u32 gen, const char *src,
-			 const char *dst)
+size_t odf_intent_encode(void *buf, const struct odf_intent_info *in)
 {
-	struct odf_intent in;
+	struct odf_intent h;
+	char *p = buf;
+	size_t len;
+
+	if (in->src_len > ODF_INTENT_NAME_MAX ||
+	    in->dst_len > ODF_INTENT_NAME_MAX ||
+	    in->src_hint_len > ODF_INTENT_HINT_MAX ||
+	    in->dst_hint_len > ODF_INTENT_HINT_MAX)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	h.i_magic = ext2fs_cpu_to_le32(ODF_INTENT_MAGIC);
+	h.i_version = ext2fs_cpu_to_le16(ODF_INTENT_VERSION);
+	h.i_op = ext2fs_cpu_to_le16(in->op);
+	h.i_src_len = ext2fs_cpu_to_le16(in->src_len);
+	h.i_dst_len = ext2fs_cpu_to_le16(in->dst_len);
+	h.i_seq = ext2fs_cpu_to_le64(in->seq);
+	h.i_time = ext2fs_cpu_to_le64(in->time);
+	h.i_ino = ext2fs_cpu_to_le64(in->ino);
+	h.i_gen = ext2fs_cpu_to_le32(in->gen);
+	h.i_src_hint_len = ext2fs_cpu_to_le16(in->src_hint_len);
+	h.i_dst_hint_len = ext2fs_cpu_to_le16(in->dst_hint_len);
+	h.i_src_dir = ext2fs_cpu_to_le64(in->src_dir);
+	h.i_dst_dir = ext2fs_cpu_to_le64(in->dst_dir);
+	len = sizeof(h);
+	memcpy(p + len, in->src, in->src_len);
+	len += in->src_len;
+	memcpy(p + len, in->dst, in->dst_len);
+	len += in->dst_len;
+	memcpy(p + len, in->src_hint, in->src_hint_len);
+	len += in->src_hint_len;
+	memcpy(p + len, in->dst_hint, in->dst_hint_len);
+	len += in->dst_hint_len;
+	memcpy(p, &h, sizeof(h));
+	h.i_crc = ext2fs_cpu_to_le32(csum_with_hole(buf, len,
+				offsetof(struct odf_intent, i_crc)));
+	memcpy(p, &h, sizeof(h));
+	return len;
+}
+
+int odf_intent_decode(const void *buf, size_t len,
+		      struct odf_intent_info *out)
+{
+	const char *p = buf;
+	struct odf_intent h;
+	size_t sl, dl, shl, dhl;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h))
+		return ODF_BAD_SIZE;
+	memcpy(&h, buf, sizeof(h));
+	if (ext2fs_le32_to_cpu(h.i_magic) != ODF_INTENT_MAGIC)
+		return ODF_BAD_MAGIC;
+	sl = ext2fs_le16_to_cpu(h.i_src_len);
+	dl = ext2fs_le16_to_cpu(h.i_dst_len);
+	shl = ext2fs_le16_to_cpu(h.i_src_hint_len);
+	dhl = ext2fs_le16_to_cpu(h.i_dst_hint_len);
+	if (sl > ODF_INTENT_NAME_MAX || dl > ODF_INTENT_NAME_MAX ||
+	    sizeof(h) + sl + dl + shl + dhl != len)
+		return ODF_BAD_SIZE;
+	if (csum_bad(buf, len, offsetof(struct odf_intent, i_crc), h.i_crc))
+		return ODF_BAD_CSUM;
+	if (ext2fs_le16_to_cpu(h.i_version) != ODF_INTENT_VERSION)
+		return ODF_BAD_VERSION;
+	out->op = ext2fs_le16_to_cpu(h.i_op);
+	out->seq = ext2fs_le64_to_cpu(h.i_seq);
+	out->time = ext2fs_le64_to_cpu(h.i_time);
+	out->ino = ext2fs_le64_to_cpu(h.i_ino);
+	out->gen = ext2fs_le32_to_cpu(h.i_gen);
+	out->src_dir = ext2fs_le64_to_cpu(h.i_src_dir);
+	out->dst_dir = ext2fs_le64_to_cpu(h.i_dst_dir);
+	if (out->op != ODF_INTENT_RENAME || out->ino == 0 ||
+	    out->src_dir == 0 || out->dst_dir == 0 ||
+	    (out->src_dir >> 63) || (out->dst_dir >> 63))
+		return ODF_BAD_FIELD;
+	out->src = p + sizeof(h);
+	out->dst = out->src + sl;
+	out->src_hint = out->dst + dl;
+	out->dst_hint = out->src_hint + shl;
+	out->src_len = sl;
+	out->dst_len = dl;
+	out->src_hint_len = shl;
+	out->dst_hint_len = dhl;
+	if (!odf_name_valid(out->src, sl) || !odf_name_valid(out->dst, dl) ||
+	    !odf_path_valid(out->src_hint, shl, 1) ||
+	    !odf_path_valid(out->dst_hint, dhl, 1))
+		return ODF_BAD_NAME;
+	return ODF_GOOD;
+}
+
+/* ---- intents, format 1 (conversion) ---------------------------------- */
+
+struct odf_intent_v1 {
+	__le32	i_magic;
+	__le32	i_crc;
+	__le16	i_version;
+	__le16	i_op;
+	__le16	i_src_len;
+	__le16	i_dst_len;
+	__le64	i_seq;
+	__le64	i_time;
+	__le64	i_ino;
+	__le32	i_gen;
+	__le32	i_reserved;
+};
+
+ODF_ASSERT_SIZE(struct odf_intent_v1, 48);
+
+size_t odf_intent_v1_encode(void *buf, __u64 seq, __u64 time, __u64 ino,
+			    __u32 gen, const char *src, const char *dst)
+{
+	struct odf_intent_v1 in;
 	size_t sl = strlen(src), dl = strlen(dst), len;
 
-	if (sl > ODF_INTENT_PATH_MAX)
-		sl = ODF_INTENT_PATH_MAX;
-	if (dl > ODF_INTENT_PATH_MAX)
-		dl = ODF_INTENT_PATH_MAX;
+	if (sl > ODF_INTENT_V1_PATH_MAX)
+		sl = ODF_INTENT_V1_PATH_MAX;
+	if (dl > ODF_INTENT_V1_PATH_MAX)
+		dl = ODF_INTENT_V1_PATH_MAX;
 	memset(&in, 0, sizeof(in));
 	in.i_magic = ext2fs_cpu_to_le32(ODF_INTENT_MAGIC);
-	in.i_version = ext2fs_cpu_to_le16(ODF_FORMAT_VERSION);
-	in.i_op = ext2fs_cpu_to_le16(op);
+	in.i_version = ext2fs_cpu_to_le16(ODF_FORMAT_V1);
+	in.i_op = ext2fs_cpu_to_le16(ODF_INTENT_RENAME);
 	in.i_src_len = ext2fs_cpu_to_le16(sl);
 	in.i_dst_len = ext2fs_cpu_to_le16(dl);
 	in.i_seq = ext2fs_cpu_to_le64(seq);
@@ -488,16 +738,16 @@ size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
 	memcpy((char *)buf + sizeof(in) + sl, dst, dl);
 	len = sizeof(in) + sl + dl;
 	in.i_crc = ext2fs_cpu_to_le32(csum_with_hole(buf, len,
-				offsetof(struct odf_intent, i_crc)));
+				offsetof(struct odf_intent_v1, i_crc)));
 	memcpy(buf, &in, sizeof(in));
 	return len;
 }
 
-int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
-		      const char **src, size_t *slen, const char **dst,
-		      size_t *dlen)
+int odf_intent_v1_decode(const void *buf, size_t len, __u64 *seq,
+			 __u64 *ino, __u32 *gen, const char **src,
+			 size_t *slen, const char **dst, size_t *dlen)
 {
-	struct odf_intent in;
+	struct odf_intent_v1 in;
 	size_t sl, dl;
 
 	if (len < sizeof(in))
@@ -507,21 +757,22 @@ int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
 		return ODF_BAD_MAGIC;
 	sl = ext2fs_le16_to_cpu(in.i_src_len);
 	dl = ext2fs_le16_to_cpu(in.i_dst_len);
-	if (sl > ODF_INTENT_PATH_MAX || dl > ODF_INTENT_PATH_MAX ||
+	if (sl > ODF_INTENT_V1_PATH_MAX || dl > ODF_INTENT_V1_PATH_MAX ||
 	    sizeof(in) + sl + dl != len)
 		return ODF_BAD_SIZE;
-	if (csum_bad(buf, len, offsetof(struct odf_intent, i_crc),
+	if (csum_bad(buf, len, offsetof(struct odf_intent_v1, i_crc),
 		     in.i_crc))
 		return ODF_BAD_CSUM;
-	if (ext2fs_le16_to_cpu(in.i_version) != ODF_FORMAT_VERSION)
+	if (ext2fs_le16_to_cpu(in.i_version) != ODF_FORMAT_V1)
 		return ODF_BAD_VERSION;
 	if (ext2fs_le16_to_cpu(in.i_op) != ODF_INTENT_RENAME || in.i_reserved)
 		return ODF_BAD_FIELD;
-	if (!redirect_valid((const char *)buf + sizeof(in), sl) ||
-	    !redirect_valid((const char *)buf + sizeof(in) + sl, dl))
+	if (!odf_path_valid((const char *)buf + sizeof(in), sl, 0) ||
+	    !odf_path_valid((const char *)buf + sizeof(in) + sl, dl, 0))
 		return ODF_BAD_FIELD;
-	*op = ext2fs_le16_to_cpu(in.i_op);
 	*seq = ext2fs_le64_to_cpu(in.i_seq);
+	*ino = ext2fs_le64_to_cpu(in.i_ino);
+	*gen = ext2fs_le32_to_cpu(in.i_gen);
 	*src = (const char *)buf + sizeof(in);
 	*slen = sl;
 	*dst = (const char *)buf + sizeof(in) + sl;
@@ -603,7 +854,7 @@ int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 	if (csum_bad(p, ODF_BLOCK_SIZE,
 		     offsetof(struct odf_rd_header, rh_crc), h.rh_crc))
 		RD_FAIL(info, ODF_BAD_CSUM, "header checksum mismatch");
-	if (ext2fs_le16_to_cpu(h.rh_version) != ODF_FORMAT_VERSION)
+	if (ext2fs_le16_to_cpu(h.rh_version) != ODF_RD_VERSION)
 		RD_FAIL(info, ODF_BAD_VERSION, "unsupported version");
 	info->dir_ino = ext2fs_le64_to_cpu(h.rh_dir_ino);
 	ns = ext2fs_le16_to_cpu(h.rh_nstamps);

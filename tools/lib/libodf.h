@@ -29,6 +29,9 @@ enum odf_bad {
 	ODF_BAD_SIZE,
 	ODF_BAD_FIELD,
 	ODF_BAD_FEATURE,
+	ODF_BAD_TYPE,		/* node record: WHITEOUT or unknown type bits */
+	ODF_BAD_REDIRECT,	/* node record: a malformed redirect entry */
+	ODF_BAD_NAME,		/* intent: a name or hint breaks section 5/8 */
 };
 const char *odf_bad_str(int bad);
 
@@ -45,6 +48,8 @@ void odf_sb_init(struct odf_super *sb, const __u8 uuid[16], const char *label,
 		 __u64 now);
 void odf_sb_csum_set(struct odf_super *sb);
 int odf_sb_verify(const struct odf_super *sb);	/* magic, crc, geometry */
+/* the same for a given s_version (odfck --convert reads format 1) */
+int odf_sb_verify_version(const struct odf_super *sb, unsigned version);
 void odf_branch_csum_set(struct odf_branch *b);
 int odf_branch_verify(const struct odf_branch *b); /* unused slot: GOOD */
 int odf_branch_unused(const struct odf_branch *b);
@@ -74,22 +79,86 @@ __u32 odf_map_scan(const void *buf, size_t len, int kind,
 		   struct odf_map_header *hdr, int *hdr_bad,
 		   odf_map_scan_fn cb, void *priv);
 
-/* ---- namespace nodes ------------------------------------------------ */
-#define ODF_NODE_BUF_MAX (sizeof(struct odf_node) + ODF_REDIRECT_MAX)
-size_t odf_node_encode(void *buf, unsigned type, __u64 time,
-		       const char *redirect, size_t redirect_len);
-int odf_node_decode(const void *buf, size_t len, unsigned *type,
-		    const char **redirect, size_t *redirect_len);
+/* ---- namespace nodes (format 2, section 5) --------------------------- */
+#define ODF_NODE_BUF_MAX	ODF_NODE_MAX
+#define ODF_REDIRECT_PATH_MAX	3900	/* r_len */
+/* the most entries a record of ODF_NODE_MAX bytes can hold */
+#define ODF_NODE_MAX_REDIRECTS	((ODF_NODE_MAX - sizeof(struct odf_node)) / 8)
 
-/* ---- intents --------------------------------------------------------- */
-#define ODF_INTENT_BUF_MAX (sizeof(struct odf_intent) + 2 * ODF_INTENT_PATH_MAX)
-/* ino, gen: the upper object renamed (0, 0: unknown, the old form) */
-size_t odf_intent_encode(void *buf, unsigned op, __u64 seq, __u64 time,
-			 __u64 ino, __u32 gen, const char *src,
-			 const char *dst);
-int odf_intent_decode(const void *buf, size_t len, unsigned *op, __u64 *seq,
-		      const char **src, size_t *slen, const char **dst,
-		      size_t *dlen);
+struct odf_redir_ent {
+	unsigned	branch;
+	size_t		len;
+	const char	*path;	/* not NUL-terminated */
+};
+
+struct odf_node_info {
+	unsigned	type;
+	unsigned	nredirect;
+	__u64		time;
+	__u64		uino;
+	__u64		owner_ino;
+	__u32		owner_gen;
+};
+
+/*
+ * Encode a record into buf (ODF_NODE_BUF_MAX bytes).  Returns its size,
+ * or 0 when the entries do not fit ODF_NODE_MAX or are malformed.
+ */
+size_t odf_node_encode(void *buf, const struct odf_node_info *ni,
+		       const struct odf_redir_ent *ents);
+/*
+ * Decode and verify a record.  ni is filled as soon as the checksum and
+ * version are good, so a caller can repair a record whose type bits
+ * (ODF_BAD_TYPE) or entries (ODF_BAD_REDIRECT) are wrong.  ents (may be
+ * NULL) receives up to max entries pointing into buf.
+ */
+int odf_node_decode(const void *buf, size_t len, struct odf_node_info *ni,
+		    struct odf_redir_ent *ents, unsigned max);
+
+/* format 1's record (struct odf_node_v1): for odfck --convert, odfedit */
+size_t odf_node_v1_encode(void *buf, unsigned type, __u64 time,
+			  const char *redirect, size_t redirect_len);
+int odf_node_v1_decode(const void *buf, size_t len, unsigned *type,
+		       const char **redirect, size_t *redirect_len);
+#define ODF_NODE_V1_BUF_MAX (sizeof(struct odf_node_v1) + ODF_REDIRECT_MAX)
+
+/* ---- intents (format 2, section 8) ------------------------------------ */
+#define ODF_INTENT_NAME_MAX	255
+#define ODF_INTENT_BUF_MAX (sizeof(struct odf_intent) + \
+			    2 * ODF_INTENT_NAME_MAX + 2 * ODF_INTENT_HINT_MAX)
+
+struct odf_intent_info {
+	unsigned	op;
+	__u64		seq;
+	__u64		time;
+	__u64		ino;		/* upper object renamed, non-zero */
+	__u32		gen;
+	__u64		src_dir, dst_dir;	/* parents' union inodes */
+	const char	*src, *dst;		/* names */
+	const char	*src_hint, *dst_hint;	/* parents' upper paths */
+	size_t		src_len, dst_len, src_hint_len, dst_hint_len;
+};
+
+/* 0 when a length is out of range (nothing written) */
+size_t odf_intent_encode(void *buf, const struct odf_intent_info *in);
+/* strings point into buf */
+int odf_intent_decode(const void *buf, size_t len,
+		      struct odf_intent_info *out);
+
+/* format 1's intent: union paths of source and destination */
+#define ODF_INTENT_V1_PATH_MAX	4096
+#define ODF_INTENT_V1_BUF_MAX	(48 + 2 * ODF_INTENT_V1_PATH_MAX)
+size_t odf_intent_v1_encode(void *buf, __u64 seq, __u64 time, __u64 ino,
+			    __u32 gen, const char *src, const char *dst);
+int odf_intent_v1_decode(const void *buf, size_t len, __u64 *seq,
+			 __u64 *ino, __u32 *gen, const char **src,
+			 size_t *slen, const char **dst, size_t *dlen);
+
+/* is p (len bytes) an absolute path: "/a/b", no empty, "." or ".."
+ * component, no NUL, no trailing "/"; root_ok accepts "/" itself */
+int odf_path_valid(const char *p, size_t len, int root_ok);
+/* a name in a directory: 1..255 bytes, no "/" or NUL, not "." or ".." */
+int odf_name_valid(const char *p, size_t len);
 
 /* ---- readdir state -------------------------------------------------- */
 __u32 odf_rd_hash(__u32 seed, const char *name, size_t len);
@@ -195,20 +264,53 @@ void odf_map_rec_init(struct odf_map_rec *r, int kind, unsigned key_branch,
 		      __u64 key_ino, __u64 uino, unsigned tgt_branch,
 		      __u64 tgt_ino);
 
-/* namespace */
-errcode_t odf_ns_lookup(struct odf_vol *v, const char *path, ext2_ino_t *ret);
-errcode_t odf_ns_mkpath(struct odf_vol *v, const char *path,
-			ext2_ino_t *parent, const char **last);
-errcode_t odf_ns_whiteout(struct odf_vol *v, const char *path);
-errcode_t odf_ns_mark_dir(struct odf_vol *v, const char *path,
-			  unsigned type, const char *redirect);
+/* namespace (format 2): nodes /ns/<016llx uino>, whiteouts inside */
+void odf_ns_node_name(char buf[ODF_NS_NAME_LEN + 1], __u64 uino);
+/* 1 when name is 16 lower-case hex digits of a possible union inode */
+int odf_ns_parse_name(const char *name, __u64 *uino);
+errcode_t odf_ns_node_lookup(struct odf_vol *v, __u64 uino, ext2_ino_t *ret);
+/* create the node if absent and (re)write its record */
+errcode_t odf_ns_node_make(struct odf_vol *v, __u64 uino, unsigned type,
+			   __u64 owner_ino, __u32 owner_gen,
+			   const struct odf_redir_ent *ents, unsigned nent,
+			   ext2_ino_t *ret);
+/* whiteout of name in dir_uino; a missing node is made plain, owner 0 */
+errcode_t odf_ns_whiteout(struct odf_vol *v, __u64 dir_uino,
+			  const char *name);
+errcode_t odf_ns_whiteout_remove(struct odf_vol *v, __u64 dir_uino,
+				 const char *name);
+/* the node moves to /reclaim (its directory was removed) */
+errcode_t odf_ns_node_reclaim(struct odf_vol *v, __u64 uino);
+/* same as above, with the /ns directory given (odfck --convert) */
+errcode_t odf_ns_node_make_in(struct odf_vol *v, ext2_ino_t ns, __u64 uino,
+			      const struct odf_node_info *ni,
+			      const struct odf_redir_ent *ents,
+			      ext2_ino_t *ret);
+/* move any ext4 object to /reclaim/<its inode number> */
+errcode_t odf_reclaim_move(struct odf_vol *v, ext2_ino_t dir,
+			   const char *name);
+
+/* records: trusted.odf on an ext4 inode */
 errcode_t odf_node_get(ext2_filsys fs, ext2_ino_t ino, void *buf,
 		       size_t *len, int *present);
-errcode_t odf_node_set(ext2_filsys fs, ext2_ino_t ino, unsigned type,
-		       __u64 time, const char *redirect);
+errcode_t odf_node_write(ext2_filsys fs, ext2_ino_t ino,
+			 const struct odf_node_info *ni,
+			 const struct odf_redir_ent *ents);
 errcode_t odf_node_put_raw(ext2_filsys fs, ext2_ino_t ino, const void *buf,
 			   size_t len);
 errcode_t odf_node_clear(ext2_filsys fs, ext2_ino_t ino);
+/* number of extended attributes of any name; remove them all */
+errcode_t odf_xattr_count(ext2_filsys fs, ext2_ino_t ino, size_t *n);
+errcode_t odf_xattr_clear_all(ext2_filsys fs, ext2_ino_t ino);
+
+/* format 1's namespace tree (odfedit v1-*, odfck --convert) */
+errcode_t odf_ns_v1_lookup(struct odf_vol *v, const char *path,
+			   ext2_ino_t *ret);
+errcode_t odf_ns_v1_mkpath(struct odf_vol *v, const char *path,
+			   ext2_ino_t *parent, const char **last);
+errcode_t odf_ns_v1_whiteout(struct odf_vol *v, const char *path);
+errcode_t odf_ns_v1_mark_dir(struct odf_vol *v, const char *path,
+			     unsigned type, const char *redirect);
 
 /* readdir state */
 void odf_rd_name(char buf[ODF_RD_NAME_LEN + 1], __u64 dir_ino);
@@ -226,10 +328,13 @@ errcode_t odf_rd_seek(struct odf_vol *v, __u64 dir_ino, __u32 ordinal,
 errcode_t odf_rd_end(struct odf_vol *v, __u64 dir_ino, __u32 *end);
 
 /* intents in /reclaim: written completely under a temporary name, then
- * renamed into place, so a visible intent is always whole */
-errcode_t odf_intent_add(struct odf_vol *v, unsigned op, __u64 seq,
-			 __u64 ino, __u32 gen, const char *src,
-			 const char *dst);
+ * renamed into place, so a visible intent is always whole.  in->time 0
+ * means now. */
+errcode_t odf_intent_add(struct odf_vol *v, const struct odf_intent_info *in);
+/* an encoded intent (any version) into dir as intent-<016llx seq> */
+errcode_t odf_intent_put(struct odf_vol *v, ext2_ino_t dir, __u64 seq,
+			 const void *buf, size_t len);
+void odf_intent_name(char *buf, size_t n, __u64 seq);
 errcode_t odf_intent_done(struct odf_vol *v, __u64 seq);
 
 /* layout */

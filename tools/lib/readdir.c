@@ -250,7 +250,7 @@ errcode_t odf_rd_build(struct odf_vol *v, __u64 dir_ino,
 		bucket_csum((void *)(img + (1 + i) * ODF_BLOCK_SIZE));
 	memset(&h, 0, sizeof(h));
 	h.rh_magic = ext2fs_cpu_to_le32(ODF_RD_MAGIC);
-	h.rh_version = ext2fs_cpu_to_le16(ODF_FORMAT_VERSION);
+	h.rh_version = ext2fs_cpu_to_le16(ODF_RD_VERSION);
 	h.rh_nstamps = ext2fs_cpu_to_le16(nstamps);
 	h.rh_flags = ext2fs_cpu_to_le32(ODF_RD_COMPLETE);
 	h.rh_dir_ino = ext2fs_cpu_to_le64(dir_ino);

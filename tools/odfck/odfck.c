@@ -24,6 +24,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 "Usage: %s [-fnpyv] [-V] device\n"
+"       %s --convert --dirs=BRANCH[:BRANCH...] [-fpyv] device\n"
 "\n"
 "Check and repair an ODF metadata volume of odf-unionfs.\n"
 "\n"
@@ -35,10 +36,14 @@ static void usage(FILE *f, const char *prog)
 "  -V     print the version and exit\n"
 "  --help this text\n"
 "  --list-problems  every problem odfck knows, with its code\n"
+"  --convert        convert a format 1 volume to format 2 (then check it);\n"
+"                   with -y or -p without asking, never with -n\n"
+"  --dirs=B1:B2...  the union's branch directories, upper first, as given\n"
+"                   to dirs= at mount (needed by --convert)\n"
 "\n"
 "Exit status: 0 no errors, 1 errors corrected, 2 reboot needed,\n"
 "4 errors left uncorrected, 8 operational error, 16 usage error,\n"
-"32 cancelled.\n", prog);
+"32 cancelled.\n", prog, prog);
 }
 
 int odfck_readonly(struct odfck_ctx *ctx)
@@ -167,6 +172,8 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "list-problems", no_argument, NULL, 'L' },
+		{ "convert", no_argument, NULL, 'c' },
+		{ "dirs", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct odfck_ctx ctx;
@@ -214,6 +221,8 @@ int main(int argc, char **argv)
 		case 'L':
 			problem_table_list(stdout);
 			exit(FSCK_OK);
+		case 'c': ctx.convert = 1; break;
+		case 'D': ctx.dirs = optarg; break;
 		default:
 			usage(stderr, ctx.prog);
 			exit(FSCK_USAGE);
@@ -222,6 +231,16 @@ int main(int argc, char **argv)
 	if (nmodes > 1) {
 		fprintf(stderr, "%s: only one of the options -p/-a, -n or -y "
 			"may be specified.\n", ctx.prog);
+		exit(FSCK_USAGE);
+	}
+	if (ctx.convert && ctx.mode == MODE_NO) {
+		fprintf(stderr, "%s: --convert writes the volume; it cannot "
+			"be combined with -n.\n", ctx.prog);
+		exit(FSCK_USAGE);
+	}
+	if (ctx.dirs && !ctx.convert) {
+		fprintf(stderr, "%s: --dirs is only used with --convert.\n",
+			ctx.prog);
 		exit(FSCK_USAGE);
 	}
 	if (optind != argc - 1) {
@@ -283,6 +302,14 @@ int main(int argc, char **argv)
 	st = odfck_pass1(&ctx);
 	if (st)
 		return finish(&ctx, st);
+	if (ctx.fmt == ODF_FORMAT_V1) {
+		if (ctx.mode != MODE_PREEN)
+			printf("Converting the ODF volume from format 1 to "
+			       "format 2\n");
+		st = odfck_convert(&ctx);
+		if (st)
+			return finish(&ctx, st);
+	}
 	if (!ctx.force && !ctx.check_forced && !ctx.fixed && !ctx.unfixed) {
 		printf("%s: clean, %u branch%s\n", ctx.dev, ctx.n_branches,
 		       ctx.n_branches == 1 ? "" : "es");

@@ -27,6 +27,9 @@ struct odfck_ctx {
 	enum odfck_mode		mode;
 	int			force, verbose;
 	int			mounted;
+	int			convert;	/* --convert */
+	const char		*dirs;		/* --dirs=BRANCH[:BRANCH...] */
+	unsigned		fmt;		/* s_version found in pass 1 */
 
 	struct odf_vol		*v;
 	struct odf_super	sb;
@@ -63,5 +66,9 @@ int odfck_pass2(struct odfck_ctx *ctx);
 int odfck_pass3(struct odfck_ctx *ctx);
 int odfck_pass4(struct odfck_ctx *ctx);
 int odfck_pass5(struct odfck_ctx *ctx);
+
+/* convert.c: odfck --convert of a format 1 volume */
+int odfck_convert_prepare(struct odfck_ctx *ctx);
+int odfck_convert(struct odfck_ctx *ctx);
 
 #endif

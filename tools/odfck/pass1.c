@@ -36,8 +36,23 @@ static int check_header(struct odfck_ctx *ctx)
 		odfck_com_err(ctx, err, "reading /superblock");
 		return FSCK_ERROR;
 	}
-	pv = odf_sb_verify(&ctx->sb);
-	bv = odf_sb_verify(&backup);
+	/* format 1: only odfck --convert goes on (section 12) */
+	ctx->fmt = ODF_FORMAT_VERSION;
+	if (odf_sb_verify_version(&ctx->sb, ODF_FORMAT_V1) == ODF_GOOD ||
+	    (odf_sb_verify(&ctx->sb) != ODF_GOOD &&
+	     odf_sb_verify_version(&backup, ODF_FORMAT_V1) == ODF_GOOD)) {
+		if (!ctx->convert) {
+			pc.str = ctx->dev;
+			fix_problem(ctx, PR_1_FORMAT_V1, &pc);
+			return FSCK_ERROR;
+		}
+		ctx->fmt = ODF_FORMAT_V1;
+		ctx->check_forced = 1;
+	} else if (ctx->convert) {
+		fix_problem(ctx, PR_1_ALREADY_V2, &pc);
+	}
+	pv = odf_sb_verify_version(&ctx->sb, ctx->fmt);
+	bv = odf_sb_verify_version(&backup, ctx->fmt);
 	if (pv == ODF_BAD_MAGIC && bv == ODF_BAD_MAGIC) {
 		fix_problem(ctx, PR_1_NOT_ODF, &pc);
 		return FSCK_ERROR;
@@ -60,12 +75,12 @@ static int check_header(struct odfck_ctx *ctx)
 
 			odf_sb_csum_set(&t);
 			pc.str2 = "primary";
-			if (odf_sb_verify(&t) != ODF_GOOD) {
+			if (odf_sb_verify_version(&t, ctx->fmt) != ODF_GOOD) {
 				t = backup;
 				odf_sb_csum_set(&t);
 				pc.str2 = "backup";
 			}
-			if (odf_sb_verify(&t) != ODF_GOOD) {
+			if (odf_sb_verify_version(&t, ctx->fmt) != ODF_GOOD) {
 				pc.str2 = odf_bad_str(bv);
 				fix_problem(ctx, PR_1_SB_BOTH_BAD, &pc);
 				return FSCK_ERROR;
@@ -332,6 +347,11 @@ int odfck_pass1(struct odfck_ctx *ctx)
 		return st;
 	check_state(ctx);
 	check_branches(ctx);
+	if (ctx->fmt == ODF_FORMAT_V1) {
+		st = odfck_convert_prepare(ctx);
+		if (st)
+			return st;
+	}
 	st = check_layout(ctx);
 	if (st)
 		return st;

@@ -16,13 +16,12 @@
 static int check_intent(struct odfck_ctx *ctx, const struct odf_dirent *de,
 			struct problem_context *pc)
 {
-	const char *src, *dst, *num = de->name + strlen(ODF_INTENT_PREFIX);
-	char srcb[ODF_INTENT_PATH_MAX + 1], dstb[ODF_INTENT_PATH_MAX + 1];
-	size_t len, sl, dl;
-	unsigned op;
-	__u64 seq, want;
+	const char *num = de->name + strlen(ODF_INTENT_PREFIX);
+	struct odf_intent_info in;
+	size_t len;
+	__u64 want;
 	void *buf = NULL;
-	char *end;
+	char *end, *what;
 	int bad = ODF_BAD_FIELD;
 	errcode_t err;
 
@@ -38,22 +37,31 @@ static int check_intent(struct odfck_ctx *ctx, const struct odf_dirent *de,
 			odfck_com_err(ctx, err, "reading an intent");
 			return FSCK_ERROR;
 		} else {
-			bad = odf_intent_decode(buf, len, &op, &seq, &src, &sl,
-						&dst, &dl);
-			if (!bad && seq != want)
+			bad = odf_intent_decode(buf, len, &in);
+			if (!bad && in.seq != want)
 				bad = ODF_BAD_FIELD;
 			pc->str2 = odf_bad_str(bad);
 		}
 	}
 	if (!bad) {
-		memcpy(srcb, src, sl);
-		srcb[sl] = 0;
-		memcpy(dstb, dst, dl);
-		dstb[dl] = 0;
-		pc->path = srcb;
-		pc->str2 = dstb;
+		/* "hint/name" of each side: the upper paths, readable */
+		what = malloc(2 * (ODF_INTENT_HINT_MAX + ODF_INTENT_NAME_MAX) +
+			      8);
+		if (!what) {
+			free(buf);
+			return FSCK_ERROR;
+		}
+		pc->path = what;
+		pc->str2 = what + ODF_INTENT_HINT_MAX + ODF_INTENT_NAME_MAX + 4;
+		sprintf(what, "%.*s%s%.*s", (int)in.src_hint_len, in.src_hint,
+			in.src_hint_len == 1 ? "" : "/", (int)in.src_len,
+			in.src);
+		sprintf((char *)pc->str2, "%.*s%s%.*s", (int)in.dst_hint_len,
+			in.dst_hint, in.dst_hint_len == 1 ? "" : "/",
+			(int)in.dst_len, in.dst);
 		ctx->n_intents++;
 		fix_problem(ctx, PR_5_INTENT_PENDING, pc);
+		free(what);
 		free(buf);
 		return -1;
 	}

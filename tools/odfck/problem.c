@@ -31,6 +31,7 @@ static const char *const prompts[] = {
 	[PROMPT_RECONCILE] = "Recreate",
 	[PROMPT_MOVE] = "Move to reclaim",
 	[PROMPT_TRUNCATE] = "Truncate",
+	[PROMPT_CONVERT] = "Convert",
 };
 
 static const char *const preen_msg[] = {
@@ -46,6 +47,7 @@ static const char *const preen_msg[] = {
 	[PROMPT_RECONCILE] = "RECREATED",
 	[PROMPT_MOVE] = "MOVED",
 	[PROMPT_TRUNCATE] = "TRUNCATED",
+	[PROMPT_CONVERT] = "CONVERTED",
 };
 
 static const struct odf_problem table[] = {
@@ -101,30 +103,60 @@ static const struct odf_problem table[] = {
 	  PROMPT_FIX, PR_PREEN_OK },
 	{ PR_1_RESERVED, "ODF superblock has non-zero reserved fields.",
 	  PROMPT_CLEAR, PR_PREEN_OK },
+	{ PR_1_FORMAT_V1, "ODF volume is format 1 (namespace keyed by union "
+	  "path); this odfck checks format 2.  Convert it with: odfck "
+	  "--convert --dirs=BRANCH[:BRANCH...] %S", PROMPT_NONE, PR_FATAL },
+	{ PR_1_ALREADY_V2, "ODF volume is already format 2: nothing to "
+	  "convert.", PROMPT_NONE, PR_NOTICE },
+
+	/* ---- conversion (odfck --convert) ---- */
+	{ PR_6_CONVERT, "ODF volume is format 1: its namespace and intents "
+	  "are rewritten for format 2 from the branches.", PROMPT_CONVERT,
+	  PR_PREEN_OK },
+	{ PR_6_RESUME, "an interrupted conversion is found (%S): it is "
+	  "%T.", PROMPT_NONE, PR_NOTICE },
+	{ PR_6_NODE_GONE, "format 1 node %P names no directory in any "
+	  "branch (%S): its metadata and everything below it is dropped.",
+	  PROMPT_NONE, PR_NOTICE },
+	{ PR_6_V1_RECORD, "format 1 node %P has a damaged record (%S): "
+	  "converted as a plain directory.", PROMPT_NONE, PR_NOTICE },
+	{ PR_6_V1_FOREIGN, "format 1 node %P is a %S: dropped.",
+	  PROMPT_NONE, PR_NOTICE },
+	{ PR_6_INTENT_CONVERTED, "intent /reclaim/%S (rename of %P) "
+	  "converted.", PROMPT_NONE, PR_NOTICE },
+	{ PR_6_INTENT_GONE, "intent /reclaim/%S (rename of %P) cannot "
+	  "be converted (%T): dropped.", PROMPT_NONE, PR_NOTICE },
+	{ PR_6_INTENT_BAD, "format 1 intent /reclaim/%S is damaged (%T): "
+	  "it was never committed; dropped.", PROMPT_NONE, PR_NOTICE },
 
 	/* ---- pass 2 ---- */
-	{ PR_2_BAD_TYPE, "namespace node %P is a %S; only files (whiteouts) "
-	  "and directories belong there.", PROMPT_DELETE, PR_PREEN_OK },
-	{ PR_2_WH_NO_RECORD, "whiteout %P has no ODF record.", PROMPT_FIX,
+	{ PR_2_NOT_NODE, "/ns/%S is a %T; only node directories belong "
+	  "in /ns.", PROMPT_MOVE, PR_PREEN_OK },
+	{ PR_2_BAD_NAME, "namespace directory /ns/%S is not named by a "
+	  "union inode number (16 lower-case hex digits): its whiteouts and "
+	  "markers belong to no directory.", PROMPT_MOVE, 0 },
+	{ PR_2_NO_RECORD, "node %P has whiteouts but no record.  A plain "
+	  "record (owner 0: never stale) keeps them.", PROMPT_FIX,
 	  PR_PREEN_OK },
-	{ PR_2_WH_BAD_RECORD, "whiteout %P has a damaged record (%S).",
-	  PROMPT_FIX, PR_PREEN_OK },
-	{ PR_2_WH_BAD_TYPE, "whiteout %P is marked 0x%N instead of "
-	  "whiteout.", PROMPT_FIX, PR_PREEN_OK },
+	{ PR_2_BAD_RECORD, "node %P has a damaged record (%S): its opaque "
+	  "and redirect markers cannot be trusted.", PROMPT_CLEAR, 0 },
+	{ PR_2_UINO_MISMATCH, "node %P has a record for union inode %X.",
+	  PROMPT_FIX, 0 },
+	{ PR_2_BAD_TYPE, "node %P has record type 0x%N (whiteout or unknown "
+	  "bits).", PROMPT_FIX, PR_PREEN_OK },
+	{ PR_2_REDIRECT_BAD, "node %P has a malformed redirect entry: the "
+	  "directory's lower parts cannot be found; it stays opaque.",
+	  PROMPT_CLEAR, 0 },
+	{ PR_2_REDIRECT_UPPER, "node %P has a redirect entry for the upper "
+	  "branch (id %N).", PROMPT_CLEAR, PR_PREEN_OK },
 	{ PR_2_WH_DATA, "whiteout %P has %N bytes of data.", PROMPT_TRUNCATE,
 	  PR_PREEN_OK },
-	{ PR_2_DIR_BAD_RECORD, "namespace directory %P has a damaged record "
-	  "(%S): its opaque and redirect markers cannot be trusted.",
-	  PROMPT_CLEAR, 0 },
-	{ PR_2_WH_PARENT, "whiteout %P is a directory with entries below it: "
-	  "names under a whited-out directory are dead.", PROMPT_MOVE,
-	  PR_PREEN_OK },
-	{ PR_2_WH_DIR, "whiteout %P is an empty directory.", PROMPT_FIX,
-	  PR_PREEN_OK },
-	{ PR_2_REDIRECT_SELF, "directory %P redirects to itself.",
+	{ PR_2_WH_XATTR, "whiteout %P carries %N extended attribute%S.",
 	  PROMPT_CLEAR, PR_PREEN_OK },
-	{ PR_2_TOO_DEEP, "namespace tree is deeper than %N levels at %P.",
-	  PROMPT_NONE, PR_FATAL },
+	{ PR_2_CHILD_BAD, "%P is a %S inside a node; only whiteouts (empty "
+	  "regular files) belong there.", PROMPT_MOVE, PR_PREEN_OK },
+	{ PR_2_EMPTY_NODE, "node %P has no whiteouts and no opaque or redirect "
+	  "marker: a harmless leftover.", PROMPT_DELETE, PR_PREEN_OK },
 
 	/* ---- pass 3 ---- */
 	{ PR_3_MAP_MISSING, "inode map /imap/%S is missing.", PROMPT_CREATE,
@@ -363,7 +395,7 @@ void problem_table_selftest(void)
 					p->code);
 				exit(FSCK_ERROR);
 			}
-		if (p->prompt < PROMPT_NONE || p->prompt > PROMPT_TRUNCATE) {
+		if (p->prompt < PROMPT_NONE || p->prompt > PROMPT_CONVERT) {
 			fprintf(stderr, "bad prompt in 0x%x\n", p->code);
 			exit(FSCK_ERROR);
 		}

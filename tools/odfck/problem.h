@@ -25,7 +25,7 @@ struct problem_context {
 enum {
 	PROMPT_NONE, PROMPT_FIX, PROMPT_CLEAR, PROMPT_DELETE, PROMPT_REBUILD,
 	PROMPT_RESTORE, PROMPT_DROP, PROMPT_CREATE, PROMPT_FINISH,
-	PROMPT_RECONCILE, PROMPT_MOVE, PROMPT_TRUNCATE,
+	PROMPT_RECONCILE, PROMPT_MOVE, PROMPT_TRUNCATE, PROMPT_CONVERT,
 };
 
 /* flags */
@@ -58,18 +58,32 @@ enum {
 #define PR_1_SB_SIZE		0x1015
 #define PR_1_RESERVED		0x1016
 #define PR_1_SB_CSUM_ONLY	0x1017
+#define PR_1_FORMAT_V1		0x1018
+#define PR_1_ALREADY_V2		0x1019
 
-/* Pass 2: namespace */
-#define PR_2_BAD_TYPE		0x2001
-#define PR_2_WH_NO_RECORD	0x2002
-#define PR_2_WH_BAD_RECORD	0x2003
-#define PR_2_WH_BAD_TYPE	0x2004
-#define PR_2_WH_DATA		0x2005
-#define PR_2_DIR_BAD_RECORD	0x2006
-#define PR_2_WH_PARENT		0x2007
-#define PR_2_WH_DIR		0x2008
-#define PR_2_REDIRECT_SELF	0x2009
-#define PR_2_TOO_DEEP		0x200a
+/* Conversion of a format 1 volume (odfck --convert, section 12) */
+#define PR_6_CONVERT		0x6001
+#define PR_6_NODE_GONE		0x6002
+#define PR_6_V1_RECORD		0x6003
+#define PR_6_V1_FOREIGN		0x6004
+#define PR_6_INTENT_GONE	0x6005
+#define PR_6_INTENT_BAD		0x6006
+#define PR_6_INTENT_CONVERTED	0x6007
+#define PR_6_RESUME		0x6008
+
+/* Pass 2: namespace (format 2: /ns/<016llx uino>/, whiteouts inside) */
+#define PR_2_NOT_NODE		0x2001
+#define PR_2_BAD_NAME		0x2002
+#define PR_2_NO_RECORD		0x2003
+#define PR_2_BAD_RECORD		0x2004
+#define PR_2_UINO_MISMATCH	0x2005
+#define PR_2_BAD_TYPE		0x2006
+#define PR_2_REDIRECT_BAD	0x2007
+#define PR_2_WH_DATA		0x2008
+#define PR_2_WH_XATTR		0x2009
+#define PR_2_CHILD_BAD		0x200b
+#define PR_2_EMPTY_NODE		0x200c
+#define PR_2_REDIRECT_UPPER	0x200d
 
 /* Pass 3: inode maps */
 #define PR_3_MAP_MISSING	0x3001
