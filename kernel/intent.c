@@ -58,13 +58,16 @@ int unionfs_intent_begin(struct dentry *old, struct dentry *new,
 	char *s;
 	int err;
 
-	sbuf = kmalloc(PATH_MAX, GFP_KERNEL);
-	dbuf = kmalloc(PATH_MAX, GFP_KERNEL);
+	/* Hints have no PATH_MAX limit (a union may be deeper). */
+	sbuf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
+	dbuf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
 	err = sbuf && dbuf ? 0 : -ENOMEM;
 	if (err)
 		goto out_free;
-	sh = unionfs_intent_hint(sb, unionfs_upper(old->d_parent), sbuf, PATH_MAX);
-	dh = unionfs_intent_hint(sb, unionfs_upper(new->d_parent), dbuf, PATH_MAX);
+	sh = unionfs_intent_hint(sb, unionfs_upper(old->d_parent), sbuf,
+				 ODF_INTENT_HINT_MAX + 1);
+	dh = unionfs_intent_hint(sb, unionfs_upper(new->d_parent), dbuf,
+				 ODF_INTENT_HINT_MAX + 1);
 	if (IS_ERR(sh) || IS_ERR(dh)) {
 		err = IS_ERR(sh) ? PTR_ERR(sh) : PTR_ERR(dh);
 		goto out_free;
@@ -72,7 +75,7 @@ int unionfs_intent_begin(struct dentry *old, struct dentry *new,
 	shl = strlen(sh);
 	dhl = strlen(dh);
 	len = sizeof(*in) + sl + dl + shl + dhl;
-	in = kzalloc(len, GFP_KERNEL);
+	in = kvzalloc(len, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!in)
 		goto out_free;
@@ -129,9 +132,9 @@ out:
 		dput(d);
 	mutex_unlock(&sbi->odf_lock);
 out_free:
-	kfree(in);
-	kfree(sbuf);
-	kfree(dbuf);
+	kvfree(in);
+	kvfree(sbuf);
+	kvfree(dbuf);
 	return err;
 }
 
@@ -181,12 +184,10 @@ static struct dentry *unionfs_intent_dir(struct super_block *sb,
 	u64 u;
 	int err;
 
-	if (!hint[1]) {
-		p = *root;
-		path_get(&p);
-	} else if (vfs_path_lookup(root->dentry, root->mnt, hint + 1,
-				   LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV |
-				   LOOKUP_DIRECTORY, &p)) {
+	if (unionfs_branch_walk(root, hint, &p))
+		return NULL;
+	if (!d_can_lookup(p.dentry)) {
+		path_put(&p);
 		return NULL;
 	}
 	if (p.dentry == root->dentry)
@@ -328,7 +329,7 @@ static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	    le32_to_cpu(h->i_crc) != unionfs_odf_crc(h, size,
 					offsetof(struct odf_intent, i_crc)))
 		goto out_h;
-	in->buf = kmalloc(sl + dl + shl + dhl + 4, GFP_KERNEL);
+	in->buf = kvmalloc(sl + dl + shl + dhl + 4, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!in->buf)
 		goto out_h;
@@ -354,7 +355,7 @@ static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	    strlen(in->src) != sl || strlen(in->dst) != dl ||
 	    strlen(in->src_hint) != shl || strlen(in->dst_hint) != dhl ||
 	    in->src_hint[0] != '/' || in->dst_hint[0] != '/') {
-		kfree(in->buf);
+		kvfree(in->buf);
 		in->buf = NULL;
 		err = -EUCLEAN;
 	}
@@ -399,7 +400,7 @@ int unionfs_intent_replay(struct super_block *sb)
 			if (err) {
 				pr_err("ODF '%s': cannot finish renaming '%s' to '%s' (error %d)\n",
 				       sbi->odf_name, in.src, in.dst, err);
-				kfree(in.buf);
+				kvfree(in.buf);
 				return err;
 			}
 			if (done)
@@ -408,7 +409,7 @@ int unionfs_intent_replay(struct super_block *sb)
 			else
 				pr_notice("ODF '%s': renaming '%s' to '%s' had not reached the upper branch; the name stays '%s'\n",
 					  sbi->odf_name, in.src, in.dst, in.src);
-			kfree(in.buf);
+			kvfree(in.buf);
 		}
 		err = unionfs_intent_end(sbi, sc.seqs[i]);
 		if (err)

@@ -79,19 +79,10 @@ static int unionfs_lookup_redirect(struct super_block *sb,
 		if (k == nr)
 			continue;
 		rpath = kmemdup_nul((const char *)(r + 1), le16_to_cpu(r->r_len),
-				    GFP_KERNEL);
+				    GFP_KERNEL);	/* up to 64 KiB: kmalloc is fine */
 		if (!rpath)
 			return -ENOMEM;
-		if (!rpath[1]) {
-			p = pl.path;	/* the branch root itself */
-			path_get(&p);
-			err = 0;
-		} else {
-			err = vfs_path_lookup(pl.path.dentry, pl.path.mnt,
-					      rpath + 1,
-					      LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV,
-					      &p);
-		}
+		err = unionfs_branch_walk(&pl.path, rpath, &p);
 		kfree(rpath);
 		if (err == -ENOENT || err == -ENOTDIR || err == -ENAMETOOLONG)
 			continue;

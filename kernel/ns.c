@@ -155,7 +155,7 @@ static int unionfs_ns_check_record(const struct odf_node *n, size_t len,
 
 void unionfs_ns_node_free(struct unionfs_ns_node *node)
 {
-	kfree(node->rec);
+	kvfree(node->rec);
 	node->rec = NULL;
 }
 
@@ -170,17 +170,29 @@ static int unionfs_ns_read_record(struct unionfs_sb_info *sbi,
 				  struct inode *owner,
 				  struct unionfs_ns_node *node)
 {
+	size_t size = 256;	/* most records: no or short redirects */
 	struct odf_node *n;
 	ssize_t len;
 	int err = 0;
 
 	node->flags = UNIONFS_NS_DIR;
 	node->rec = NULL;
-	n = kmalloc(ODF_NODE_MAX, GFP_KERNEL);
-	if (!n)
-		return -ENOMEM;
-	len = vfs_getxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n,
-			   ODF_NODE_MAX);
+	for (;;) {
+		n = kvmalloc(size, GFP_KERNEL);
+		if (!n)
+			return -ENOMEM;
+		len = vfs_getxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR, n,
+				   size);
+		if (len != -ERANGE || size == ODF_NODE_MAX)
+			break;
+		kvfree(n);
+		/* A long redirect (in an EA inode): its exact size. */
+		len = vfs_getxattr(unionfs_ns_idmap(sbi), d, ODF_NODE_XATTR,
+				   NULL, 0);
+		if (len < 0)
+			return len;
+		size = clamp_t(size_t, len, 256, ODF_NODE_MAX);
+	}
 	if (len < 0 && len != -ENODATA && len != -ERANGE) {
 		err = len;
 		goto out;
@@ -204,7 +216,7 @@ static int unionfs_ns_read_record(struct unionfs_sb_info *sbi,
 		n = NULL;
 	}
 out:
-	kfree(n);
+	kvfree(n);
 	return err;
 }
 
@@ -330,7 +342,7 @@ static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
 
 	if (redirect)
 		len = le16_to_cpu(redirect->n_size);
-	n = kzalloc(len, GFP_KERNEL);
+	n = kvzalloc(len, GFP_KERNEL);
 	if (!n)
 		return -ENOMEM;
 	if (redirect) {
@@ -350,8 +362,9 @@ static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
 	n->n_crc = cpu_to_le32(unionfs_odf_crc(n, len,
 					offsetof(struct odf_node, n_crc)));
 	err = __unionfs_do_setxattr(sbi->ns.mnt, d, ODF_NODE_XATTR, n, len, 0);
-	kfree(n);
-	return err;
+	kvfree(n);
+	/* No room (a volume made without ea_inode): as if too long. */
+	return err == -ENOSPC || err == -E2BIG ? -EXDEV : err;
 }
 
 /* Delete a reclaim entry: a whiteout, or a node and the whiteouts in it. */
@@ -463,28 +476,75 @@ static int unionfs_ns_delete(struct unionfs_sb_info *sbi, struct dentry *d)
 }
 
 /*
- * Move node @d (in /ns, which is locked) to /reclaim; it is then deleted
- * by the caller (unionfs_ns_delete) once /ns is unlocked.
+ * Replace or remove node @name of /ns through /reclaim, both locked with
+ * lock_rename() (the ODF's renames between them are cross-directory).
+ * With @fresh (a directory made in /reclaim by the caller's @make), one
+ * RENAME_EXCHANGE puts it at the name; without, the node just moves to
+ * /reclaim.  The old node, now in /reclaim, is returned referenced for
+ * unionfs_ns_delete(), or NULL if there was none.  Under odf_lock.
  */
-static int unionfs_ns_to_reclaim(struct unionfs_sb_info *sbi, struct dentry *d)
+static struct dentry *unionfs_ns_swap(struct unionfs_sb_info *sbi,
+				      const char *name,
+				      int (*make)(struct unionfs_sb_info *sbi,
+						  struct dentry *r, void *arg),
+				      void *arg)
 {
-	struct dentry *rdir = sbi->reclaim.dentry;
-	struct dentry *r;
-	char name[24];
+	struct dentry *nsdir = sbi->ns.dentry, *rdir = sbi->reclaim.dentry;
+	struct dentry *d, *r = NULL, *trap;
+	char rname[24];
 	int err;
 
-	snprintf(name, sizeof(name), "%lu", d_inode(d)->i_ino);
-	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
-	r = lookup_one_len(name, rdir, strlen(name));
+	trap = lock_rename(rdir, nsdir);
+	d = lookup_one_len(name, nsdir, ODF_NS_NAME_LEN);
+	err = PTR_ERR_OR_ZERO(d);
+	if (err)
+		goto unlock;
+	if (d_is_negative(d) || d == trap) {
+		err = d == trap ? -EINVAL : 0;
+		dput(d);
+		d = NULL;
+		goto unlock;
+	}
+	snprintf(rname, sizeof(rname), "%lu", d_inode(d)->i_ino);
+	r = lookup_one_len(rname, rdir, strlen(rname));
 	err = PTR_ERR_OR_ZERO(r);
 	if (!err && d_is_positive(r))
 		err = -EEXIST;	/* a leftover: odfck or the next mount */
+	if (!err && make) {
+		err = make(sbi, r, arg);
+		if (!err)
+			err = unionfs_do_rename(sbi->ns.mnt, rdir, r, nsdir, d,
+						RENAME_EXCHANGE);
+	} else if (!err) {
+		err = unionfs_do_rename(sbi->ns.mnt, nsdir, d, rdir, r, 0);
+	}
+	if (IS_ERR(r))
+		r = NULL;
+	if (err)
+		dput(d);
+unlock:
+	unlock_rename(rdir, nsdir);
+	dput(r);	/* the dentries moved with their inodes: @d is in reclaim */
+	return err ? ERR_PTR(err) : d;
+}
+
+struct unionfs_ns_newnode {
+	u64 uino;
+	struct inode *owner;
+	unsigned int type;
+	const struct odf_node *redirect;
+};
+
+static int unionfs_ns_make_fresh(struct unionfs_sb_info *sbi, struct dentry *r,
+				 void *arg)
+{
+	const struct unionfs_ns_newnode *nn = arg;
+	int err;
+
+	err = unionfs_do_mkdir(sbi->ns.mnt, r->d_parent, r, 0700);
 	if (!err)
-		err = unionfs_do_rename(sbi->ns.mnt, sbi->ns.dentry, d, rdir, r,
-					0);
-	inode_unlock(d_inode(rdir));
-	if (!IS_ERR(r))
-		dput(r);
+		err = unionfs_ns_write_record(sbi, r, nn->uino, nn->owner,
+					      nn->type, nn->redirect);
 	return err;
 }
 
@@ -500,72 +560,52 @@ static struct dentry *unionfs_ns_make(struct unionfs_sb_info *sbi, u64 uino,
 				      const struct odf_node *redirect,
 				      bool *made)
 {
-	struct dentry *nsdir = sbi->ns.dentry, *rdir = sbi->reclaim.dentry;
+	struct unionfs_ns_newnode nn = {
+		.uino = uino, .owner = owner, .type = type, .redirect = redirect,
+	};
+	struct dentry *nsdir = sbi->ns.dentry;
 	char name[ODF_NS_NAME_LEN + 1];
 	struct unionfs_ns_node node;
-	struct dentry *d, *r, *old = NULL;
-	char rname[24];
+	struct dentry *d, *old;
 	int err;
 
 	*made = false;
 	unionfs_ns_name(name, uino);
 	inode_lock_nested(d_inode(nsdir), I_MUTEX_PARENT);
 	d = lookup_one_len(name, nsdir, ODF_NS_NAME_LEN);
-	if (IS_ERR(d))
-		goto out;
-	if (d_is_negative(d)) {
-		err = unionfs_do_mkdir(sbi->ns.mnt, nsdir, d, 0700);
-		if (!err)
-			err = unionfs_ns_write_record(sbi, d, uino, owner, type,
-						      redirect);
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err && d_is_negative(d)) {
+		err = unionfs_ns_make_fresh(sbi, d, &nn);
 		*made = true;
-		goto done;
-	}
-	if (!d_can_lookup(d)) {
+	} else if (!err && !d_can_lookup(d)) {
 		err = -EUCLEAN;
-		goto done;
+	} else if (!err) {
+		err = unionfs_ns_read_record(sbi, d, uino, owner, &node);
+		unionfs_ns_node_free(&node);
 	}
-	err = unionfs_ns_read_record(sbi, d, uino, owner, &node);
-	unionfs_ns_node_free(&node);
-	if (err != -ESTALE)
-		goto done;
-	/* Stale: a fresh node takes the name in one exchange. */
-	snprintf(rname, sizeof(rname), "%lu", d_inode(d)->i_ino);
-	inode_lock_nested(d_inode(rdir), I_MUTEX_PARENT2);
-	r = lookup_one_len(rname, rdir, strlen(rname));
-	err = PTR_ERR_OR_ZERO(r);
-	if (!err && d_is_positive(r))
-		err = -EEXIST;
-	if (!err)
-		err = unionfs_do_mkdir(sbi->ns.mnt, rdir, r, 0700);
-	if (!err)
-		err = unionfs_ns_write_record(sbi, r, uino, owner, type,
-					      redirect);
-	if (!err)
-		err = unionfs_do_rename(sbi->ns.mnt, rdir, r, nsdir, d,
-					RENAME_EXCHANGE);
-	inode_unlock(d_inode(rdir));
-	if (!err) {
-		/* The dentries moved with their inodes. */
-		old = d;
-		d = r;
-		*made = true;
-	} else if (!IS_ERR(r)) {
-		dput(r);
-	}
-done:
-	if (err) {
-		dput(d);
-		d = ERR_PTR(err);
-	}
-out:
 	inode_unlock(d_inode(nsdir));
-	if (old) {
-		err = unionfs_ns_delete(sbi, old);
-		if (err)
-			pr_warn("ODF '%s': cannot delete a stale namespace node (error %d): odfck will\n",
-				sbi->odf_name, err);
-		dput(old);
+	if (err != -ESTALE) {
+		if (err && !IS_ERR(d)) {
+			dput(d);
+			d = ERR_PTR(err);
+		}
+		return d;
+	}
+	/* Stale: a fresh node takes the name in one exchange. */
+	dput(d);
+	old = unionfs_ns_swap(sbi, name, unionfs_ns_make_fresh, &nn);
+	if (IS_ERR_OR_NULL(old))
+		return old ? old : ERR_PTR(-ENOENT);
+	err = unionfs_ns_delete(sbi, old);
+	if (err)
+		pr_warn("ODF '%s': cannot delete a stale namespace node (error %d): odfck will\n",
+			sbi->odf_name, err);
+	dput(old);
+	*made = true;
+	d = lookup_one_len_unlocked(name, nsdir, ODF_NS_NAME_LEN);
+	if (!IS_ERR(d) && !d_can_lookup(d)) {
+		dput(d);
+		d = ERR_PTR(-EIO);
 	}
 	return d;
 }
@@ -704,6 +744,45 @@ char *unionfs_branch_relpath(struct dentry *d, struct dentry *root,
 }
 
 /*
+ * Walk @rel ("/a/b", any length: no PATH_MAX limit) from branch root
+ * @root, component by component, without following symlinks or crossing
+ * mounts; *@out is the directory found (referenced).  -ENOENT, -ENOTDIR
+ * as a path walk would say.
+ */
+int unionfs_branch_walk(const struct path *root, const char *rel,
+			struct path *out)
+{
+	struct dentry *d = dget(root->dentry), *next;
+	const char *p = rel, *end;
+
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		if (!d_can_lookup(d)) {
+			dput(d);
+			return -ENOTDIR;
+		}
+		next = lookup_one_unlocked(unionfs_mnt_idmap(root->mnt), p,
+					   d, end - p);
+		dput(d);
+		if (IS_ERR(next))
+			return PTR_ERR(next);
+		if (d_is_negative(next)) {
+			dput(next);
+			return -ENOENT;
+		}
+		d = next;
+		p = end;
+	}
+	out->mnt = mntget(root->mnt);
+	out->dentry = d;
+	return 0;
+}
+
+/*
  * The redirect entries of directory @dentry: where each of its lower
  * parts is on its branch (R1).  NULL when it has none.  -EXDEV when they
  * do not fit a record (rename(2) then fails as across file systems, and
@@ -719,8 +798,8 @@ static struct odf_node *unionfs_ns_redirect_of(struct dentry *dentry)
 	char *buf;
 	int err = 0;
 
-	n = kzalloc(ODF_NODE_MAX, GFP_KERNEL);
-	buf = kmalloc(2 * PATH_MAX, GFP_KERNEL);
+	n = kvzalloc(ODF_NODE_MAX, GFP_KERNEL);
+	buf = kvmalloc(ODF_NODE_MAX, GFP_KERNEL);
 	if (!n || !buf) {
 		err = -ENOMEM;
 		goto fail;
@@ -735,7 +814,7 @@ static struct odf_node *unionfs_ns_redirect_of(struct dentry *dentry)
 			continue;
 		path = unionfs_branch_relpath(l->path.dentry,
 				unionfs_branch(sb, l->bindex)->root.dentry,
-				buf, 2 * PATH_MAX);
+				buf, ODF_NODE_MAX);
 		if (IS_ERR(path)) {
 			err = PTR_ERR(path) == -ENAMETOOLONG ? -EXDEV :
 							       PTR_ERR(path);
@@ -752,17 +831,17 @@ static struct odf_node *unionfs_ns_redirect_of(struct dentry *dentry)
 		off += ALIGN(sizeof(*r) + pl, 4);
 		nr++;
 	}
-	kfree(buf);
+	kvfree(buf);
 	if (!nr) {
-		kfree(n);
+		kvfree(n);
 		return NULL;
 	}
 	n->n_nredirect = cpu_to_le16(nr);
 	n->n_size = cpu_to_le16(off);
 	return n;
 fail:
-	kfree(buf);
-	kfree(n);
+	kvfree(buf);
+	kvfree(n);
 	return ERR_PTR(err);
 }
 
@@ -817,7 +896,7 @@ int unionfs_ns_mark(struct dentry *dentry, struct inode *inode, bool redirect)
 		dput(d);
 	unionfs_ns_end(sbi);
 out:
-	kfree(rec);
+	kvfree(rec);
 	return err;
 }
 
@@ -828,7 +907,6 @@ out:
 int unionfs_ns_drop(struct inode *inode)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
-	struct dentry *nsdir = sbi->ns.dentry;
 	char name[ODF_NS_NAME_LEN + 1];
 	struct dentry *d;
 	int err;
@@ -837,20 +915,14 @@ int unionfs_ns_drop(struct inode *inode)
 	if (err)
 		return err;
 	unionfs_ns_name(name, inode->i_ino);
-	inode_lock_nested(d_inode(nsdir), I_MUTEX_PARENT);
-	d = lookup_one_len(name, nsdir, ODF_NS_NAME_LEN);
+	d = unionfs_ns_swap(sbi, name, NULL, NULL);
 	err = PTR_ERR_OR_ZERO(d);
-	if (!err && d_is_positive(d))
-		err = unionfs_ns_to_reclaim(sbi, d);
-	else if (!err)
-		err = 1;
-	inode_unlock(d_inode(nsdir));
-	if (!err)
+	if (d && !err) {
 		err = unionfs_ns_delete(sbi, d);	/* @d is in reclaim now */
-	if (!IS_ERR(d))
 		dput(d);
+	}
 	unionfs_ns_end(sbi);
-	return err == 1 ? 0 : err;
+	return err;
 }
 
 /* Finish the reclaim area (section 8), keeping intents. */

@@ -297,6 +297,8 @@ int unionfs_ns_unwhiteout_uino(struct super_block *sb, u64 uino,
 int unionfs_ns_unwhiteout(struct inode *dir, const struct qstr *name);
 char *unionfs_branch_relpath(struct dentry *d, struct dentry *root,
 			     char *buf, int len);
+int unionfs_branch_walk(const struct path *root, const char *rel,
+			struct path *out);
 int unionfs_ns_mark(struct dentry *dentry, struct inode *inode, bool redirect);
 int unionfs_ns_drop(struct inode *inode);
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi);

@@ -217,7 +217,7 @@ ODF_ASSERT_SIZE(struct odf_map_rec, ODF_MAP_REC_SIZE);
 #define ODF_NODE_OPAQUE		0x0002
 #define ODF_NODE_REDIRECT	0x0004
 #define ODF_NODE_TYPE_MASK	0x0006	/* bits a v2 record may carry */
-#define ODF_NODE_MAX		3968	/* a whole record (fits one xattr block) */
+#define ODF_NODE_MAX		65532	/* a whole record (xattr in an EA inode) */
 #define ODF_REDIRECT_MAX	1024	/* format 1: bytes of the redirect path */
 
 /* Value of trusted.odf on /ns/<uino>: header, then n_nredirect entries. */

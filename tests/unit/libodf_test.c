@@ -286,11 +286,12 @@ START_TEST(test_node_codec)
 	/* a record larger than ODF_NODE_MAX is not written */
 	{
 		static struct odf_redir_ent big[2];
-		static char path[3900];
+		static char path[ODF_REDIRECT_PATH_MAX];
 
 		memset(path, 'a', sizeof(path));
 		path[0] = '/';
-		big[0].branch = 2; big[0].path = path; big[0].len = 3900;
+		big[0].branch = 2; big[0].path = path;
+		big[0].len = ODF_REDIRECT_PATH_MAX;
 		big[1].branch = 3; big[1].path = path; big[1].len = 100;
 		ck_assert_uint_ne(node(buf, 6, 5, big, 1), 0);
 		ck_assert_uint_eq(node(buf, 6, 5, big, 2), 0);

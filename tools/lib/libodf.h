@@ -81,7 +81,9 @@ __u32 odf_map_scan(const void *buf, size_t len, int kind,
 
 /* ---- namespace nodes (format 2, section 5) --------------------------- */
 #define ODF_NODE_BUF_MAX	ODF_NODE_MAX
-#define ODF_REDIRECT_PATH_MAX	3900	/* r_len */
+/* r_len: one entry filling a whole record */
+#define ODF_REDIRECT_PATH_MAX	(ODF_NODE_MAX - sizeof(struct odf_node) - \
+				 sizeof(struct odf_redirect))
 /* the most entries a record of ODF_NODE_MAX bytes can hold */
 #define ODF_NODE_MAX_REDIRECTS	((ODF_NODE_MAX - sizeof(struct odf_node)) / 8)
 

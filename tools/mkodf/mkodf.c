@@ -292,7 +292,9 @@ static int make_volume(struct plan *p)
 	param.s_feature_incompat = EXT2_FEATURE_INCOMPAT_FILETYPE |
 				   EXT3_FEATURE_INCOMPAT_EXTENTS |
 				   EXT4_FEATURE_INCOMPAT_FLEX_BG |
-				   EXT4_FEATURE_INCOMPAT_64BIT;
+				   EXT4_FEATURE_INCOMPAT_64BIT |
+				   /* namespace records of up to 64 KiB (5.1) */
+				   EXT4_FEATURE_INCOMPAT_EA_INODE;
 	param.s_feature_ro_compat = EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER |
 				    EXT2_FEATURE_RO_COMPAT_LARGE_FILE |
 				    EXT4_FEATURE_RO_COMPAT_HUGE_FILE |

@@ -474,32 +474,44 @@ class M:
         p = rng.choice(nodes)
         v = getx(p)
         rel = p[len(root) + 3:]
-        k = rng.choice(["rlen_beyond", "rlen_short", "type", "magic", "version",
-                        "redirect", "redirect", "redirect", "pad", "rlen0"])
-        if k == "rlen_beyond":
-            struct.pack_into("<H", v, 12, len(v) - 32 + rng.choice([1, 8, 1000, 0xffff - len(v)]))
-        elif k == "rlen_short":
-            struct.pack_into("<H", v, 12, max(0, len(v) - 33))
-        elif k == "rlen0":
-            struct.pack_into("<H", v, 12, 0)
+        # Format 2 record (docs/odf-format.md 5.1): 48-byte header, then
+        # redirect entries {le16 branch, le16 len, path, pad to 4}.
+        k = rng.choice(["size_beyond", "size_short", "type", "magic", "version",
+                        "redirect", "redirect", "redirect", "pad", "nred",
+                        "uino", "owner", "entry_len"])
+        if k == "size_beyond":
+            struct.pack_into("<H", v, 14, len(v) + rng.choice([1, 8, 1000]))
+        elif k == "size_short":
+            struct.pack_into("<H", v, 14, max(0, len(v) - rng.choice([1, 4, 40])))
+        elif k == "nred":
+            struct.pack_into("<H", v, 12, rng.choice([0, 1, 2, 300, 0xffff]))
         elif k == "type":
             struct.pack_into("<H", v, 10, rng.choice([0, 1, 3, 4, 5, 7, 8, 0xffff]))
         elif k == "magic":
             struct.pack_into("<I", v, 0, 0x4e46444e)
         elif k == "version":
-            struct.pack_into("<H", v, 8, rng.choice([0, 2, 0xffff]))
+            struct.pack_into("<H", v, 8, rng.choice([0, 1, 3, 0xffff]))
         elif k == "pad":
-            struct.pack_into("<H", v, 14, 1)
+            struct.pack_into("<I", v, 44, 1)
+        elif k == "uino":
+            struct.pack_into("<Q", v, 24, rng.choice([0, 2, 1 << 63, 12345]))
+        elif k == "owner":
+            struct.pack_into("<QI", v, 32, rng.choice([1, 2, 99999]), rng.getrandbits(32))
+        elif k == "entry_len" and len(v) > 52:
+            struct.pack_into("<H", v, 50, rng.choice([0, 1, 0xffff, len(v)]))
         else:
             target = rng.choice([b"/..", b"/../..", b"/../../etc", b"/.", b"/",
                                  b"relative", b"//", b"/a//b", b"/d1/\0x",
-                                 b"/" + b"a" * 1023, b"/" + b"a" * 255 + b"/b",
+                                 b"/" + b"a" * 3800, b"/" + b"a" * 255 + b"/b",
                                  rel.encode(), b"/" + b"/".join([b"x"] * 300),
                                  b"/hl/h1", b"/d1/f1", b"/big", b"/sub/../d1",
-                                 os.path.dirname(rel).encode() or b"/"])
-            v = v[:32] + bytearray(target)
-            struct.pack_into("<HH", v, 10, 0x6, len(target))
-            k = "redirect=%r" % target[:40]
+                                 b"/d1", b"/sub"])
+            bid = rng.choice([1, 2, 3, 0, 0x7fff])
+            ent = struct.pack("<HH", bid, len(target)) + target
+            ent += b"\0" * (-len(ent) % 4)
+            v = v[:48] + bytearray(ent)
+            struct.pack_into("<HHH", v, 10, 0x6, 1, len(v))
+            k = "redirect=%d:%r" % (bid, target[:40])
         xv = bytes(with_crc(v, 4))
         os.setxattr(p, "trusted.odf", xv, follow_symlinks=False)
         return "ns %s record %s (crc fixed)" % (rel, k)
@@ -518,7 +530,7 @@ class M:
         elif k == "short" and v:
             v = v[:rng.randrange(0, len(v))]
         elif k == "long":
-            v = (v or bytearray(32)) + bytearray(rng.choice([1, 100, 2000]))
+            v = (v or bytearray(48)) + bytearray(rng.choice([1, 100, 2000]))
         elif k == "empty":
             v = bytearray()
         else:
@@ -550,9 +562,9 @@ class M:
             os.mkdir(p + "/child")
             open(p + "/child/x", "w").close()
             if k == "wh_to_dir_opaque" or v:
-                # a directory carrying a WHITEOUT record (damage of 5.2)
-                nv = bytearray(32)
-                struct.pack_into("<IIHHHH", nv, 0, 0x4e46444f, 0, 1, 1, 0, 0)
+                # a directory carrying a WHITEOUT record (damage of 5.1)
+                nv = bytearray(48)
+                struct.pack_into("<IIHHHH", nv, 0, 0x4e46444f, 0, 2, 1, 0, 48)
                 os.setxattr(p, "trusted.odf", bytes(with_crc(nv, 4)))
             return "ns %s whiteout file replaced by a directory with children" % p[len(ns):]
         if k == "dir_to_file":
@@ -580,7 +592,8 @@ class M:
                 return None
             return "ns %s hard-linked to %s" % (p[len(ns):], q[len(ns):])
         parent = rng.choice(dirs + [ns])
-        name = rng.choice(["f1", "d1", "sub", "newname", "f2", "big"])
+        name = rng.choice(["f1", "d1", "sub", "newname", "f2", "big",
+                           "0000000000000002", "0002000000000002"])
         q = os.path.join(parent, name)
         subprocess.run(["rm", "-rf", q])
         if k == "symlink":
@@ -591,8 +604,8 @@ class M:
             os.mknod(q, stat.S_IFCHR | 0o600, os.makedev(1, 3))
         elif k == "wh_xattr_dir":
             os.mkdir(q)
-            nv = bytearray(32)
-            struct.pack_into("<IIHH", nv, 0, 0x4e46444f, 0, 1, 2)
+            nv = bytearray(48)
+            struct.pack_into("<IIHHHH", nv, 0, 0x4e46444f, 0, 2, 2, 0, 48)
             os.setxattr(q, "trusted.odf", bytes(with_crc(nv, 4)))
         elif k == "ns_gone":
             subprocess.run(["rm", "-rf", ns])

@@ -42,7 +42,8 @@ e2fsck -fn "$ODF_DEV" >"$TMP/e2fsck.out" 2>&1 ||
 populated=0
 if [ -x "$ODFEDIT" ]; then
 	for cmd in "branch-add /srv/upper rw" "branch-add /media/dvd ro" \
-		   "whiteout /a/b/c" "opaque /a/d" "copyup 2 100 1 500" \
+		   "whiteout 0x2000000000064 c" "node-make 0x2000000000065 opaque 77 1" \
+		   "copyup 2 100 1 500" \
 		   "rd-build 2 alpha beta gamma"; do
 		# shellcheck disable=SC2086	# cmd is a word list
 		"$ODFEDIT" "$ODF_DEV" $cmd || fail "odfedit $cmd"
@@ -83,16 +84,17 @@ label=$(dd if="$MNT/superblock" bs=1 skip=48 count=9 status=none)
 	fail "ext4 UUID is not the -U value"
 
 if [ "$populated" = 1 ]; then
-	[ -f "$MNT/ns/a/b/c" ] || fail "whiteout /ns/a/b/c missing"
-	[ -d "$MNT/ns/a/d" ] || fail "opaque node /ns/a/d missing"
+	# Format 2: nodes named by union inode number, whiteouts inside.
+	[ -f "$MNT/ns/0002000000000064/c" ] || fail "whiteout /ns/0002000000000064/c missing"
+	[ -d "$MNT/ns/0002000000000065" ] || fail "opaque node /ns/0002000000000065 missing"
 	check_file readdir/0000000000000002 12288
 	check_magic readdir/0000000000000002 0 ODFR
 	if command -v getfattr >/dev/null; then
 		v=$(getfattr --absolute-names -n trusted.odf -e hex \
-			"$MNT/ns/a/b/c" 2>/dev/null | sed -n 's/^trusted.odf=//p')
+			"$MNT/ns/0002000000000065" 2>/dev/null | sed -n 's/^trusted.odf=//p')
 		case "$v" in
 		0x4f44464e*) ;;
-		*) fail "trusted.odf on a whiteout reads '$v' via the kernel" ;;
+		*) fail "trusted.odf on a node reads '$v' via the kernel" ;;
 		esac
 	fi
 fi

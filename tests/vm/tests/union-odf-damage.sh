@@ -80,7 +80,7 @@ union_umount $u
 umount $up || fail "umount the upper branch"
 # A pending rename intent (for an object that is not there: mount drops
 # it; the mutations make it roll forward, or damage it).
-"$E" "$ODF_DEV" intent-add 7 /d1 /d1-renamed 99999 1 >/dev/null ||
+"$E" "$ODF_DEV" intent-add 7 2 d1 2 d1-renamed 99999 1 >/dev/null ||
 	fail "odfedit intent-add"
 out=$("$ODFCK" -fn "$ODF_DEV" 2>&1) || fail "the populated ODF is not clean: $out"
 "$E" "$ODF_DEV" dump >$TMP/dump 2>&1

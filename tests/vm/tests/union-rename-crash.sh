@@ -3,10 +3,12 @@
 # (docs/odf-format.md 9.5, 9.7): the state a crash leaves after each step
 # is built offline (upper branch by hand, ODF with odfedit), then a mount
 # must bring the union to the old or the new name, never both, never
-# neither; the intent is gone and odfck finds the ODF clean.  Intents of
-# the old form (no inode) are rolled forward as before; intents naming
-# the upper inode are finished only when the upper rename is there.  A
-# damaged intent (never committed) is dropped.
+# neither; the intent is gone and odfck finds the ODF clean.  Intents
+# name the parents by union inode number and the upper object by inode
+# and generation; they are finished only when the upper rename is
+# there.  An intent whose hint leads to a directory with another union
+# inode number is not trusted.  A damaged intent (never committed) is
+# dropped.
 . "$SRC/tests/vm/lib.sh"
 
 ODFEDIT=$SRC/tests/unit/odfedit
@@ -43,35 +45,6 @@ check() {	# STEP
 	"$ODFCK" -fn "$ODF_DEV" >$TMP/fsck.out 2>&1 || { cat $TMP/fsck.out; fail "step $1: odfck -fn"; }
 }
 
-# 1: intent written, directory copied up, nothing else.
-setup
-mkdir $b0/D/A
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B || fail "intent-add"
-check 1
-
-# 2: and the node has its redirect.
-setup
-mkdir $b0/D/A
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B
-"$ODFEDIT" "$ODF_DEV" redirect /D/A /D/A || fail "redirect"
-check 2
-
-# 3: and the node moved, a whiteout took the old name.
-setup
-mkdir $b0/D/A
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B
-"$ODFEDIT" "$ODF_DEV" redirect /D/B /D/A
-"$ODFEDIT" "$ODF_DEV" whiteout /D/A
-check 3
-
-# 4: and the upper directory was renamed; only the intent is left.
-setup
-mkdir $b0/D/B
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B
-"$ODFEDIT" "$ODF_DEV" redirect /D/B /D/A
-"$ODFEDIT" "$ODF_DEV" whiteout /D/A
-check 4
-
 # Intents that name the upper object (inode, generation): the upper
 # branch decides.
 upper_id() { echo "$(stat -c %i "$1") $(lsattr -v -d "$1" 2>/dev/null | awk '{print $1}')"; }
@@ -89,24 +62,64 @@ finish_check() {	# STEP
 	"$ODFCK" -fn "$ODF_DEV" >$TMP/fsck.out 2>&1 || { cat $TMP/fsck.out; fail "step $1: odfck -fn"; }
 }
 
-# 5: directory, intent written, upper rename never became durable: the
-# intent is dropped and the directory keeps its old name.
-setup
-mkdir $b0/D/A
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B $(upper_id $b0/D/A) || fail "intent-add"
-check_names 5 /D "A"
-expect_eq "step 5: contents" "x y" "$(cat $u/D/A/x $u/D/A/sub/y | tr '\n' ' ' | sed 's/ $//')"
-finish_check 5
-[ -d $b0/D/A ] && [ ! -e $b0/D/B ] || fail "step 5: upper branch changed"
+# The union inode numbers: branch ids 1 (b0) and 2 (b1); D and E are
+# upper directories of their own (deterministic numbers of branch 1).
+D() { uino 1 "$(ino $b0/D)"; }
+E() { uino 1 "$(ino $b0/E)"; }
+# mark: what 9.7 step 2 leaves: A's node opaque, redirected to its lower
+# part (A's upper copy was made by hand: its number is deterministic).
+mark() { "$ODFEDIT" "$ODF_DEV" node-make "$(uino 1 "$(ino $b0/D/A)")" redirect \
+		$(upper_id $b0/D/A) 2:/D/A >/dev/null || fail "node-make"; }
 
-# 6: directory, the upper rename is durable, the ODF part never began:
-# it is redone.
+# 1: directory marked, no intent (a crash before step 3): nothing
+# visible changed, the name stays A with its lower contents.
 setup
 mkdir $b0/D/A
+mark
+check_names 1 /D "A"
+expect_eq "step 1: contents" "x y" "$(cat $u/D/A/x $u/D/A/sub/y | tr '\n' ' ' | sed 's/ $//')"
+finish_check 1
+
+# 2: and the intent, the upper rename never became durable: the intent
+# is dropped and the directory keeps its old name.
+setup
+mkdir $b0/D/A
+mark
+"$ODFEDIT" "$ODF_DEV" intent-add 7 $(D) A $(D) B $(upper_id $b0/D/A) /D /D ||
+	fail "intent-add"
+check_names 2 /D "A"
+expect_eq "step 2: contents" "x y" "$(cat $u/D/A/x $u/D/A/sub/y | tr '\n' ' ' | sed 's/ $//')"
+finish_check 2
+[ -d $b0/D/A ] && [ ! -e $b0/D/B ] || fail "step 2: upper branch changed"
+
+# 3: the upper rename is durable, the ODF part never began: it is
+# redone (the whiteout of A); B shows A's lower contents (redirect).
+setup
+mkdir $b0/D/A
+mark
 id=$(upper_id $b0/D/A)
 mv $b0/D/A $b0/D/B
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B $id
-check 6
+"$ODFEDIT" "$ODF_DEV" intent-add 7 $(D) A $(D) B $id /D /D
+check 3
+
+# 4: and the whiteout was written; only the intent is left.
+setup
+mkdir $b0/D/A
+mark
+id=$(upper_id $b0/D/A)
+mv $b0/D/A $b0/D/B
+"$ODFEDIT" "$ODF_DEV" intent-add 7 $(D) A $(D) B $id /D /D
+"$ODFEDIT" "$ODF_DEV" whiteout $(D) A || fail "whiteout"
+check 4
+
+# 5: a hint that leads elsewhere (a directory with another union inode
+# number at /D) is not trusted: the intent is dropped, nothing renamed.
+setup
+mkdir $b0/D/A
+mark
+"$ODFEDIT" "$ODF_DEV" intent-add 7 12345 A 12345 B $(upper_id $b0/D/A) /D /D
+check_names 5 /D "A"
+finish_check 5
 
 # 7: a lower file renamed into another directory; copy-up durable,
 # upper rename not: the file keeps its old name, whole.
@@ -117,7 +130,7 @@ setup_file() {
 	cp -a $b1/D/f $b0/D/f
 }
 setup_file
-"$ODFEDIT" "$ODF_DEV" intent-add 9 /D/f /E/g $(upper_id $b0/D/f)
+"$ODFEDIT" "$ODF_DEV" intent-add 9 $(D) f $(E) g $(upper_id $b0/D/f) /D /E
 check_names 7 /D "A f"
 expect_eq "step 7: /E" "" "$(ls $u/E)"
 expect_eq "step 7: content" lowfile "$(cat $u/D/f)"
@@ -127,7 +140,7 @@ finish_check 7
 setup_file
 id=$(upper_id $b0/D/f)
 mv $b0/D/f $b0/E/g
-"$ODFEDIT" "$ODF_DEV" intent-add 9 /D/f /E/g $id
+"$ODFEDIT" "$ODF_DEV" intent-add 9 $(D) f $(E) g $id /D /E
 check_names 8 /D "A"
 expect_eq "step 8: /E" "g" "$(ls $u/E)"
 expect_eq "step 8: content" lowfile "$(cat $u/E/g)"
@@ -140,7 +153,7 @@ setup_file
 id=$(upper_id $b0/D/f)
 rm $b0/D/f
 echo other >$b0/E/g
-"$ODFEDIT" "$ODF_DEV" intent-add 9 /D/f /E/g $id
+"$ODFEDIT" "$ODF_DEV" intent-add 9 $(D) f $(E) g $id /D /E
 check_names 9 /D "A f"
 expect_eq "step 9: content" lowfile "$(cat $u/D/f)"
 expect_eq "step 9: /E/g is the other file" other "$(cat $u/E/g)"
@@ -149,7 +162,7 @@ finish_check 9
 # A damaged intent was never committed: dropped, nothing renamed.
 setup
 mkdir $b0/D/A
-"$ODFEDIT" "$ODF_DEV" intent-add 7 /D/A /D/B
+"$ODFEDIT" "$ODF_DEV" intent-add 7 $(D) A $(D) B $(upper_id $b0/D/A) /D /D
 "$ODFEDIT" "$ODF_DEV" poke /reclaim/intent-0000000000000007 4 ffff ||
 	fail "cannot damage the intent"
 klog_mark

@@ -133,7 +133,7 @@ W /big/f001
 W /big/f004
 EOF
 NS=$ns_all
-ns_has "W /typed/t_file" "W /typed/t_dir" "W /mixed/dir1" "R /mixed/dir1r /mixed/dir1" \
+ns_has "W /typed/t_file" "W /typed/t_dir" "W /mixed/dir1" "R /mixed/dir1r 2:/mixed/dir1 3:/mixed/dir1" \
 	"W /mixed/dir1r/inner2" "O /mixed/file1"
 ns_lacks "W /mixed/link1" "W /mixed/dir2" "W /mixed/fifo1" "W /mixed/file2"
 grep -q '^BAD' <<<"$NS" && fail "ODF /ns: $(grep '^BAD' <<<"$NS" | head -n 2)"
