@@ -482,18 +482,23 @@ static int unionfs_rmdir(struct inode *dir, struct dentry *dentry)
 	return unionfs_remove_name(dir, dentry, true);
 }
 
-/* After a rename: what @dentry (now at its new name) knows of the ODF. */
+/*
+ * After a rename, @dentry (now at its new name) looks itself up again:
+ * a non-directory hides other lower objects there.  A directory keeps
+ * its lower parts and its node (keyed by its inode number), so its
+ * dentry could stay, and with it the mounts below it (issue 10 item 5,
+ * tests/vm/pending/union-rename-mount.sh); keeping it made a stress run
+ * list a d_ino that lstat did not give once, so it is still looked up
+ * again, which detaches those mounts.
+ */
 static void unionfs_renamed(struct dentry *dentry, bool is_dir)
 {
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 
-	if (!is_dir) {
-		WRITE_ONCE(di->invalid, true);
-		return;
-	}
-	/* unionfs_ns_mark() made it opaque, with a redirect if it has lower parts. */
-	di->ns_flags = UNIONFS_NS_DIR | ODF_NODE_OPAQUE |
-		       (unionfs_has_lower(dentry) ? ODF_NODE_REDIRECT : 0);
+	WRITE_ONCE(di->invalid, true);
+	if (is_dir)	/* unionfs_ns_mark() made it opaque (+ redirect) */
+		di->ns_flags = UNIONFS_NS_DIR | ODF_NODE_OPAQUE |
+			       (unionfs_has_lower(dentry) ? ODF_NODE_REDIRECT : 0);
 }
 
 /* The rename on the upper branch; the union dentries say what to expect. */
@@ -684,13 +689,6 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 			unionfs_imap_forget(sb, new_inode->i_ino,
 					    unionfs_lower_inode(new_inode));
 	}
-	/*
-	 * A renamed non-directory looks itself up again (the lower objects
-	 * it hides at its new name are others).  A directory keeps its
-	 * dentry, so mounts below it stay: its lower parts are the same
-	 * ones (its node, keyed by its inode, now redirects to them), and
-	 * the names below it are found through that node too.
-	 */
 	unionfs_renamed(old, is_dir);
 	if (exchange)
 		unionfs_renamed(new, new_is_dir);

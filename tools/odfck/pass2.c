@@ -222,8 +222,13 @@ static int check_node(struct odfck_ctx *ctx, const char *name, __u64 uino,
 			return FSCK_ERROR;
 		}
 	}
+	/*
+	 * A sound plain node without whiteouts is what the module leaves
+	 * when the last whiteout in it goes (section 5): valid.  One whose
+	 * record had to be made up holds nothing worth keeping.
+	 */
 	if (!nwh && !(ni.type & (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT)) &&
-	    (bad == ODF_GOOD || dirty))
+	    dirty)
 		goto empty;
 	ctx->n_whiteouts += nwh;
 	if (ni.type & ODF_NODE_REDIRECT)	/* always opaque too */
