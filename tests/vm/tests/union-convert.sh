@@ -34,7 +34,7 @@ opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
 
 mkdir -p $u
 klog_mark
-expect_eq "mount of a format 1 ODF" EINVAL "$(sysmount mount none $u unionfs rw "$opts")"
+expect_eq "mount of a format 1 ODF" EINVAL "$(sysmount mount none $u unionfs none "$opts")"
 log=$(klog_new | grep 'unionfs:')
 case $log in *"format 1"*"odfck --convert"*) ;; *) fail "no log line naming odfck --convert: $log" ;; esac
 [ "$(echo "$log" | wc -l)" = 1 ] || fail "more than one log line: $log"
