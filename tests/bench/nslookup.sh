@@ -5,7 +5,7 @@
 # assertion; docs/benchmarks.md).  Run through the VM harness:
 #
 #   tests/vm/run.sh --kver KVER [--module OTHER.ko] \
-#       --script 'NSL_MKODF=/path/to/mkodf bash tests/bench/nslookup.sh'
+#       --cmd "NSL_MKODF=/path/to/mkodf bash $PWD/tests/bench/nslookup.sh"
 #
 # (NSL_MKODF: the mkodf matching the module, for comparing with an older
 # module; default the tree's.)  A lower xfs tree of depth 8, 100 files per
@@ -21,7 +21,7 @@
 MKODF=${NSL_MKODF:-$MKODF}
 
 b0=/mnt/b0 b1=/mnt/b1 u=/mnt/u
-mkdir -p $b0 $b1
+mkdir -p $b0 $b1 $u
 mount -t tmpfs none $b0
 mkfs.xfs -q -f "$(nth_disk 1)" && mount "$(nth_disk 1)" $b1 || fail "xfs"
 "$MKODF" -q -f "$ODF_DEV" >/dev/null || fail "mkodf"
@@ -50,7 +50,7 @@ echo 65536 >$t/buffer_size_kb
 echo >$t/trace
 echo 1 >$t/tracing_on
 start=$(date +%s%N)
-find $u -xdev >/dev/null
+find $u -xdev -printf "%s\n" >/dev/null	# lstat of every name: a lookup each
 names=$(find $u -xdev | wc -l)
 echo 0 >$t/tracing_on
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
