@@ -66,9 +66,10 @@ static void unionfs_ns_name(char name[ODF_NS_NAME_LEN + 1], u64 uino)
 /* The upper directory a union directory inode stands on, or NULL. */
 static struct inode *unionfs_ns_owner(struct inode *inode)
 {
-	/* Pairs with the releases in unionfs_inode_copied_up(). */
+	/* Pairs with the release of bindex in unionfs_inode_copied_up(). */
 	if (smp_load_acquire(&UNIONFS_I(inode)->bindex))
 		return NULL;
+	/* Pairs with the release of lower there: a complete inode. */
 	return smp_load_acquire(&UNIONFS_I(inode)->lower);
 }
 
