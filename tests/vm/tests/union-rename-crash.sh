@@ -113,13 +113,20 @@ mv $b0/D/A $b0/D/B
 check 4
 
 # 5: a hint that leads elsewhere (a directory with another union inode
-# number at /D) is not trusted: the intent is dropped, nothing renamed.
+# number at /D) is not trusted: the upper rename is there, but the
+# intent is dropped, and no whiteout is written into the node of the
+# number it names (12345 = 0x3039).
 setup
 mkdir $b0/D/A
 mark
-"$ODFEDIT" "$ODF_DEV" intent-add 7 12345 A 12345 B $(upper_id $b0/D/A) /D /D
-check_names 5 /D "A"
+id=$(upper_id $b0/D/A)
+mv $b0/D/A $b0/D/B
+"$ODFEDIT" "$ODF_DEV" intent-add 7 12345 A 12345 B $id /D /D
+check_names 5 /D "A B"
 finish_check 5
+mount -o ro -t ext4 "$ODF_DEV" /mnt/odf
+[ -e /mnt/odf/ns/0000000000003039 ] && { umount /mnt/odf; fail "step 5: a whiteout went into node 12345"; }
+umount /mnt/odf
 
 # 7: a lower file renamed into another directory; copy-up durable,
 # upper rename not: the file keeps its old name, whole.
