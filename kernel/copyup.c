@@ -562,6 +562,41 @@ int unionfs_copy_up(struct dentry *dentry)
 	return unionfs_copy_up_data(dentry, true);
 }
 
+/*
+ * Before the last upper name of a copy goes while lower names of its
+ * origin still show it (mr_lower_links, section 5): link one of those
+ * names, if the union has it cached, to the copy, so the copy keeps a
+ * name and the other names keep its data.  Without a cached name the
+ * copy goes with its last upper name and the lower names show the
+ * origin again (section 9.6).  Called with no union lock but the VFS's
+ * on @dentry's parent and inode.
+ */
+int unionfs_copy_up_other_name(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	struct dentry *upper = unionfs_upper(dentry), *alias, *found = NULL;
+	int err;
+
+	if (!inode || S_ISDIR(inode->i_mode) || !upper ||
+	    UNIONFS_I(inode)->bindex || !READ_ONCE(UNIONFS_I(inode)->lower_links) ||
+	    d_inode(upper)->i_nlink != 1)
+		return 0;
+	spin_lock(&inode->i_lock);
+	hlist_for_each_entry(alias, &inode->i_dentry, d_u.d_alias) {
+		if (alias == dentry || !alias->d_fsdata || d_unhashed(alias) ||
+		    unionfs_upper(alias) || READ_ONCE(UNIONFS_D(alias)->removed))
+			continue;
+		found = dget(alias);
+		break;
+	}
+	spin_unlock(&inode->i_lock);
+	if (!found)
+		return 0;
+	err = unionfs_copy_up(found);
+	dput(found);
+	return err;
+}
+
 /* For an open with O_TRUNC: the data would be thrown away. */
 int unionfs_copy_up_truncate(struct dentry *dentry)
 {

@@ -417,6 +417,10 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 		err = unionfs_check_empty(dentry);
 		if (err)
 			return err;
+	} else {
+		err = unionfs_copy_up_other_name(dentry);
+		if (err)
+			return err;
 	}
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	upper = unionfs_upper(dentry);
@@ -599,6 +603,10 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		err = unionfs_copy_up(new);
 	if (!err)
 		err = unionfs_copy_up(new->d_parent);
+	if (!err && new_inode && !exchange && !new_is_dir)
+		err = unionfs_copy_up_other_name(new);
+	if (!err && new_inode && !exchange && !new_is_dir)
+		err = unionfs_copy_up_other_name(new);
 	if (err)
 		return err;
 

@@ -333,6 +333,7 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
 /* copyup.c */
 int unionfs_copy_up(struct dentry *dentry);
 int unionfs_copy_up_truncate(struct dentry *dentry);
+int unionfs_copy_up_other_name(struct dentry *dentry);
 
 /* dentry.c */
 extern const struct dentry_operations unionfs_dops;
