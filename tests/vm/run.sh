@@ -178,7 +178,8 @@ keep_console() { # NAME: copy the console log somewhere stable, say where
 	cp "$rundir/console.log" "$dst"
 	echo "#   console log: $dst"
 	if [ -f "$rundir/logs/$1.log" ]; then
-		echo "#   test output: $rundir/logs/$1.log"
+		echo "#   test output: $rundir/logs/$1.log, its end:"
+		tail -n 40 "$rundir/logs/$1.log" | cut -c1-200 | sed 's/^/#   | /'
 		failed_logs+=("$1: console $dst, output $rundir/logs/$1.log")
 	else
 		failed_logs+=("$1: console $dst")

@@ -134,6 +134,18 @@ unload_module() {
 	result "ok boot$JOB_BOOT: module unloads, kernel log clean"
 }
 
+# Each user process: pid, state, wait channel, command line; the kernel
+# stack of those running or in uninterruptible sleep.
+hang_snapshot() {
+	local pid st
+	ps -eo pid=,stat=,wchan:32=,args= --sort=pid | grep -v '\[.*\]$' | cut -c1-200
+	ps -eo pid=,stat= | while read -r pid st; do
+		case $st in
+		D*|R*) echo "--- stack of $pid ($st):"; cat "/proc/$pid/stack" 2>/dev/null ;;
+		esac
+	done
+}
+
 # run_one SEQ PATH TIMEOUT
 run_one() {
 	local seq=$1 path=$2 tmo=$3 name rc bad left log t0
@@ -147,9 +159,21 @@ run_one() {
 	console "begin $name"
 	kmsg "begin #$seq $name"
 	t0=$(date +%s)
+	# Shortly before the timeout, what every process is doing, so that
+	# a test that hangs says where.
+	(sleep $((tmo > 10 ? tmo - 5 : tmo)); hang_snapshot >"$log.hang" 2>&1) &
+	local snap=$!
 	(cd /tmp/t && TMP=/tmp/t TEST_NAME=$name \
 		timeout -k 10 "$tmo" bash "$SRC/$path") >"$log" 2>&1
 	rc=$?
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		wait $snap 2>/dev/null
+		{ echo "--- processes shortly before the timeout:"; cat "$log.hang"; } >>"$log"
+	fi
+	pkill -P $snap 2>/dev/null
+	kill $snap 2>/dev/null
+	wait $snap 2>/dev/null
+	rm -f "$log.hang"
 	kmsg "end #$seq $name rc=$rc"
 	result "time $name $(($(date +%s) - t0))"
 	left=$(unmount_leftovers)
