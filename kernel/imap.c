@@ -63,6 +63,14 @@ static int unionfs_imap_check_header(const struct odf_map_header *h, int kind,
 	    nb < ODF_MAP_MIN_BUCKETS || nb > ODF_MAP_MAX_BUCKETS ||
 	    (nb & (nb - 1)) || size != ((loff_t)nb + 1) * ODF_BLOCK_SIZE)
 		return -EUCLEAN;
+	/*
+	 * Counts that do not fit the slots: each insertion would rebuild
+	 * the map (a damaged count once made every copy-up rebuild a map
+	 * of 2^24 buckets, minutes per call).
+	 */
+	if (le64_to_cpu(h->mh_nrecords) + le64_to_cpu(h->mh_ndeleted) >
+	    (u64)nb * ODF_MAP_RECS_PER_BUCKET)
+		return -EUCLEAN;
 	return 0;
 }
 
@@ -253,6 +261,7 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 	struct vfsmount *mnt = sbi->imap_dir.mnt;
 	u64 used = le64_to_cpu(h.mh_nrecords);
 	u32 oldnb = le32_to_cpu(h.mh_nbuckets), nb = oldnb, b, s;
+	u64 placed = 0;
 	char tmpname[32];
 	struct dentry *tmp, *target;
 	struct file *nf;
@@ -300,11 +309,15 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 			struct odf_map_rec *r = obuf + s * ODF_MAP_REC_SIZE;
 
 			if (r->mr_state == ODF_MREC_USED &&
-			    le32_to_cpu(r->mr_crc) == unionfs_mrec_crc(r))
+			    le32_to_cpu(r->mr_crc) == unionfs_mrec_crc(r)) {
 				err = unionfs_imap_place(nf, sbi->imap_buf, nb,
 							 le32_to_cpu(h.mh_hash_seed), r);
+				placed++;
+			}
 		}
 	}
+	/* The count of what the new map holds, not the old header's. */
+	h.mh_nrecords = cpu_to_le64(placed);
 	if (!err)
 		err = unionfs_imap_write_header(nf, &h);
 	if (!err)
@@ -526,7 +539,7 @@ int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 		return 0;
 	}
 	if (err >= 0 || err == -ENOENT)
-		err = (sbi->imap[0]->f_mode & FMODE_WRITE) ? 0 : -EOVERFLOW;
+		err = unionfs_odf_rw(sbi) ? 0 : -EOVERFLOW;
 	if (!err)
 		err = unionfs_odf_alloc_ino(sbi, uino);
 	if (err)
@@ -682,7 +695,7 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
 	struct odf_map_rec *rec;
 	int err = 0;
 
-	if (!ui->lower_links || ui->bindex || !sbi->super_file)
+	if (!ui->lower_links || ui->bindex || !unionfs_odf_rw(sbi))
 		return;
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
@@ -752,7 +765,7 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	int err;
 
-	if (!sbi->super_file || !sbi->imap[0])
+	if (!unionfs_odf_rw(sbi) || !sbi->imap[0])
 		return;
 	mutex_lock(&sbi->imap_lock);
 	err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
@@ -766,7 +779,7 @@ int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
 {
 	int err;
 
-	if (!sbi->super_file || !sbi->imap[0])
+	if (!unionfs_odf_rw(sbi) || !sbi->imap[0])
 		return -EROFS;
 	mutex_lock(&sbi->imap_lock);
 	err = unionfs_imap_drop_copy_locked(sbi, upper_ino);

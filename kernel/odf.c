@@ -558,6 +558,46 @@ void unionfs_odf_stop(struct unionfs_sb_info *sbi)
 }
 
 /*
+ * remount,ro ends the ODF session the way an unmount does: no more ODF
+ * writes start (readdir states are then used as they are, or listings
+ * come from memory), what was written is synced, and the volume is
+ * marked clean, so a power cut while the union is read-only needs no
+ * recovery.  remount,rw starts a new session: MOUNTED, committed before
+ * any other write, with the mount count incremented (section 3.2).
+ */
+int unionfs_odf_set_ro(struct super_block *sb, bool ro)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct odf_super *s = sbi->odf_sb;
+	u16 errors;
+	int err = 0;
+
+	if (!sbi->super_file || READ_ONCE(sbi->odf_paused) == ro)
+		return 0;
+	if (ro) {
+		WRITE_ONCE(sbi->odf_paused, true);
+		err = sync_filesystem(sb);	/* the ODF too (sync_fs) */
+	}
+	mutex_lock(&sbi->odf_lock);
+	errors = le16_to_cpu(s->s_state) & ODF_STATE_ERRORS;
+	if (ro && !err && !sbi->odf_failed) {
+		s->s_state = cpu_to_le16(ODF_STATE_CLEAN | errors);
+		err = unionfs_odf_write_super(sbi, false);
+	} else if (!ro) {
+		s->s_state = cpu_to_le16(ODF_STATE_MOUNTED | errors);
+		le32_add_cpu(&s->s_mnt_count, 1);
+		s->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
+		err = unionfs_odf_write_super(sbi, false);
+		if (!err)
+			WRITE_ONCE(sbi->odf_paused, false);
+	}
+	mutex_unlock(&sbi->odf_lock);
+	if (err && ro)
+		WRITE_ONCE(sbi->odf_paused, false);
+	return err;
+}
+
+/*
  * Damage found on the ODF, or a write to it failed: record ERRORS, stop
  * writing to it, and let the union fail writes with EIO (section 3.2).
  */
@@ -589,7 +629,7 @@ int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
 	u64 next;
 	int err;
 
-	if (!sbi->super_file || sbi->odf_failed)
+	if (!unionfs_odf_rw(sbi) || sbi->odf_failed)
 		return -EROFS;
 	mutex_lock(&sbi->odf_lock);
 	next = max_t(u64, le64_to_cpu(s->s_next_ino), ODF_UINO_ALLOC_FIRST);
@@ -614,7 +654,7 @@ void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino)
 {
 	struct odf_super *s = sbi->odf_sb;
 
-	if (uino >> ODF_UINO_SHIFT || !sbi->super_file || sbi->odf_failed ||
+	if (uino >> ODF_UINO_SHIFT || !unionfs_odf_rw(sbi) || sbi->odf_failed ||
 	    uino < le64_to_cpu(READ_ONCE(s->s_next_ino)))
 		return;
 	mutex_lock(&sbi->odf_lock);

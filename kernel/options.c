@@ -90,7 +90,6 @@ out:
 int unionfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 {
 	struct unionfs_options *opts = fc->fs_private;
-	bool reconfigure = fc->purpose == FS_CONTEXT_FOR_RECONFIGURE;
 
 	/* The device name ("none") is handled by the VFS. */
 	if (!strcmp(param->key, "source"))
@@ -99,9 +98,6 @@ int unionfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	if (!strcmp(param->key, "odf") || !strcmp(param->key, "dirs")) {
 		if (param->type != fs_value_is_string || !*param->string)
 			return invalfc(fc, "option %s= needs a value",
-				      param->key);
-		if (reconfigure)
-			return invalfc(fc, "%s= cannot be changed by remount",
 				      param->key);
 	}
 

@@ -49,7 +49,6 @@
 struct unionfs_rdstate {
 	struct rw_semaphore sem;
 	struct file *file;	/* the open state file, NULL until known */
-	bool checked;		/* reconciled since a crash (section 10.2) */
 };
 
 /* One entry as decoded from its slots. */
@@ -324,11 +323,17 @@ static void unionfs_rd_stamp(struct odf_rd_stamp *st, u16 branch,
 	st->st_dir_ino = cpu_to_le64(inode->i_ino);
 	st->st_mtime_ns = cpu_to_le64(timespec64_to_ns(&inode->i_mtime));
 	st->st_ctime_ns = cpu_to_le64(timespec64_to_ns(&inode->i_ctime));
-	st->st_size = cpu_to_le64(i_size_read(inode));
 	if (IS_I_VERSION(inode)) {
+		/*
+		 * The version says it all, and the size would lie: XFS keeps
+		 * a directory's in-memory i_size at what it read (0 for a
+		 * new one), so a state stamped then would look stale once
+		 * the inode is read again.
+		 */
 		st->st_version = cpu_to_le64(inode_query_iversion(inode));
 		return;
 	}
+	st->st_size = cpu_to_le64(i_size_read(inode));
 	/*
 	 * Without i_version, a change in the same clock tick as the one
 	 * stamped would leave every field equal: such a stamp cannot
@@ -1094,6 +1099,8 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	h->rh_live = cpu_to_le32(rb.live);
 	h->rh_tombstones = cpu_to_le32(rb.tomb);
 	h->rh_hash_seed = cpu_to_le32(n->seed);
+	/* Checked in this session (section 10.2): not again after a crash. */
+	h->rh_session = sbi->odf_sb->s_mnt_count;
 	unionfs_rd_csum_header(h);
 	err = unionfs_odf_write(f, h, RD_BLK, 0);
 	if (!err)
@@ -1178,8 +1185,13 @@ static int unionfs_rd_check(struct unionfs_rdstate *rd, struct unionfs_rdio *io,
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 
-	/* Section 10.2 step 3: a crash may have lost part of any state. */
-	if ((sbi->odf_was_mounted && !rd->checked) || io->oversize)
+	/*
+	 * Section 10.2 step 3: a crash may have lost part of any state not
+	 * built or reconciled since (in this session, whose number the
+	 * state keeps: an inode read again does not reconcile it again).
+	 */
+	if ((sbi->odf_was_mounted &&
+	     io->h->rh_session != sbi->odf_sb->s_mnt_count) || io->oversize)
 		return 0;
 	return unionfs_rd_fresh(io, dentry);
 }
@@ -1218,7 +1230,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 				return err;
 		}
 	}
-	if (!sbi->super_file)
+	if (!unionfs_odf_rw(sbi))
 		return -EROFS;	/* a read-only union writes nothing */
 	if (err == -EUCLEAN) {
 		if (le32_to_cpu(io->h->rh_magic) == ODF_RD_MAGIC)
@@ -1241,7 +1253,6 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 		return err;
 	unionfs_rd_detach(rd);
 	rd->file = f;
-	rd->checked = true;
 	io->f = f;
 	return unionfs_rd_load(io, inode->i_ino);
 }
@@ -1292,7 +1303,7 @@ bool unionfs_rd_usable(struct dentry *dentry)
 	struct unionfs_rdio *io;
 	int err;
 
-	if (sbi->super_file)
+	if (unionfs_odf_rw(sbi))
 		return true;
 	old_cred = unionfs_override_creds(dentry->d_sb);
 	err = unionfs_rd_ready(dentry, &rd, &io);
@@ -1360,7 +1371,7 @@ static void unionfs_rd_discard(struct unionfs_rdstate *rd, struct dentry *dentry
 	unionfs_rd_detach(rd);
 	unionfs_rd_damaged(dentry, "is damaged");
 	unionfs_rd_fname(name, d_inode(dentry)->i_ino, false);
-	if (sbi->super_file)
+	if (unionfs_odf_rw(sbi))
 		unionfs_rd_unlink(sbi, name);
 	up_write(&rd->sem);
 }
@@ -1446,7 +1457,7 @@ void unionfs_rd_begin(struct unionfs_rd_txn *t, struct dentry *dir,
 	const struct cred *old_cred;
 
 	memset(t, 0, sizeof(*t));
-	if (!sbi->super_file || !inode || !unionfs_dir_has_lower(dir))
+	if (!unionfs_odf_rw(sbi) || !inode || !unionfs_dir_has_lower(dir))
 		return;
 	rd = unionfs_rd_get(inode);
 	if (!rd)
@@ -1533,7 +1544,7 @@ void unionfs_rd_drop(struct dentry *dir)
 	const struct cred *old_cred;
 	char name[RD_NAME_MAX];
 
-	if (!sbi->super_file)
+	if (!unionfs_odf_rw(sbi))
 		return;
 	if (rd) {
 		down_write(&rd->sem);

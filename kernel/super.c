@@ -338,14 +338,48 @@ static int unionfs_get_tree(struct fs_context *fc)
 	return get_tree_nodev(fc, unionfs_fill_super);
 }
 
+/*
+ * mount(8) passes the options /proc/mounts shows with every remount:
+ * odf= and dirs= are accepted when they name what is mounted.
+ */
+static int unionfs_remount_same(struct fs_context *fc,
+				const struct unionfs_sb_info *sbi)
+{
+	const struct unionfs_options *opts = fc->fs_private;
+	unsigned int i;
+
+	if (opts->odf && strcmp(opts->odf, sbi->odf_name))
+		return invalfc(fc, "odf= cannot be changed by remount");
+	if (!opts->nbranches)
+		return 0;
+	if (opts->nbranches != sbi->nbranches)
+		return invalfc(fc, "dirs= cannot be changed by remount");
+	for (i = 0; i < opts->nbranches; i++)
+		if (strcmp(opts->branches[i].path, sbi->branches[i].name) ||
+		    opts->branches[i].mode != sbi->branches[i].mode)
+			return invalfc(fc, "dirs= cannot be changed by remount");
+	return 0;
+}
+
 static int unionfs_reconfigure(struct fs_context *fc)
 {
 	struct super_block *sb = fc->root->d_sb;
+	bool ro = fc->sb_flags & SB_RDONLY;
+	int err;
 
+	err = unionfs_remount_same(fc, UNIONFS_SB(sb));
+	if (err)
+		return err;
 	sync_filesystem(sb);
-	if (!(fc->sb_flags & SB_RDONLY) && !UNIONFS_SB(sb)->has_upper)
+	if (!ro && !UNIONFS_SB(sb)->has_upper)
 		return invalfc(fc,
 			       "a union mounted read-only cannot be remounted read-write: unmount it and mount it rw");
+	err = unionfs_odf_set_ro(sb, ro);
+	if (err) {
+		errorfc(fc, "ODF '%s': cannot %s its session (error %d)",
+			UNIONFS_SB(sb)->odf_name, ro ? "end" : "start", err);
+		return err;
+	}
 	return 0;
 }
 

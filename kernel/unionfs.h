@@ -63,6 +63,7 @@ struct unionfs_sb_info {
 	struct odf_super *odf_sb;	/* the header as last written */
 	bool odf_was_mounted;	/* the previous session did not end cleanly */
 	bool odf_failed;	/* damage found: the ODF takes no more writes */
+	bool odf_paused;	/* remount,ro: the session is over until rw */
 	struct mutex odf_lock;	/* serialises ODF namespace and header writes */
 	struct mutex imap_lock;	/* serialises inode map access */
 	struct path imap_dir;	/* /imap (rw unions) */
@@ -72,6 +73,12 @@ struct unionfs_sb_info {
 	u64 reclaim_seq;	/* names of reclaim entries made this session */
 	const struct cred *creator_cred;	/* for work on the branches */
 };
+
+/* May the ODF be written: a rw session that remount,ro has not paused. */
+static inline bool unionfs_odf_rw(const struct unionfs_sb_info *sbi)
+{
+	return sbi->super_file && !READ_ONCE(sbi->odf_paused);
+}
 
 struct unionfs_inode_info {
 	struct inode *lower;	/* the object that backs this inode now */
@@ -262,6 +269,7 @@ int unionfs_odf_resolve(struct fs_context *fc, struct unionfs_sb_info *sbi,
 int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		     const struct path *user_path);
 
+int unionfs_odf_set_ro(struct super_block *sb, bool ro);
 void unionfs_odf_stop(struct unionfs_sb_info *sbi);
 void unionfs_odf_close(struct unionfs_sb_info *sbi);
 void unionfs_odf_error(struct super_block *sb, const char *what, int err);

@@ -324,7 +324,7 @@ struct odf_rd_header {
 	__le32	rh_live;		/*  48 live entries */
 	__le32	rh_tombstones;		/*  52 tombstoned entries */
 	__le32	rh_hash_seed;		/*  56 seed of the name hash */
-	__le32	rh_pad0;		/*  60 */
+	__le32	rh_session;		/*  60 s_mnt_count when built or reconciled */
 	__le64	rh_reserved[8];		/*  64 zero */
 	/* followed at offset 128 by rh_nstamps struct odf_rd_stamp */
 };

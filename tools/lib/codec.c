@@ -872,7 +872,7 @@ int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 		RD_FAIL(info, ODF_BAD_FIELD, "garbage after the stamps");
 	if (ext2fs_le32_to_cpu(h.rh_flags) & ~ODF_RD_COMPLETE)
 		RD_FAIL(info, ODF_BAD_FIELD, "unknown header flags");
-	if (h.rh_pad0 || !all_zero(h.rh_reserved, sizeof(h.rh_reserved)))
+	if (!all_zero(h.rh_reserved, sizeof(h.rh_reserved)))
 		RD_FAIL(info, ODF_BAD_FIELD, "reserved header fields in use");
 	if (ext2fs_le32_to_cpu(h.rh_index_start) != 1 || !is_pow2(nb) ||
 	    nb > (1U << 20) || rec_start != 1 + nb)

@@ -60,6 +60,8 @@ expect_eq "content" data "$(cat $u/file)"
 # Remount: ro stays allowed; a union mounted ro cannot become rw (it has
 # no upper branch session on the ODF), and branch changes are refused.
 expect_eq "remount ro" OK "$(sysmount remount $u ro)"
+# mount(8) passes the options /proc/mounts shows (odf=, dirs=) again.
+mount -o remount,ro $u || fail "mount -o remount,ro: $(dmesg | grep unionfs | tail -n 1)"
 klog_mark
 expect_eq "remount rw" EINVAL "$(sysmount remount $u none)"
 klog_new | grep -q 'unionfs: a union mounted read-only cannot be remounted read-write' ||

@@ -5,6 +5,8 @@
 # - a state the previous session may have left half-written (ODF state
 #   MOUNTED: a crash) is reconciled, not trusted: an entry missing from
 #   it comes back, every other name keeps its offset;
+# - that reconcile happens once per session: the directory's inode
+#   evicted and read again (drop_caches) lists it with no ODF write;
 # - a block appended without its header (what a crash between the
 #   writes of 7.3 leaves) makes the state stale, not damaged: offsets are
 #   kept (a rebuild would renumber past the tombstone below);
@@ -78,6 +80,29 @@ new50=$(awk '$2 == "l_50" { print $1 }' /tmp/l1)
 grep -v ' l_50$' /tmp/l0 >/tmp/a
 grep -v ' l_50$' /tmp/l1 >/tmp/b
 same "after a crash, offsets changed" /tmp/a /tmp/b
+
+# --- the reconcile after a crash is done once per session ---
+# (rh_session: before, an evicted inode forgot it and the state was
+# rebuilt at each listing.)  The state file is watched through a second
+# mount of the ODF's ext4 (it shares the module's superblock): a rebuild
+# makes a new file, a reconcile rewrites it.
+"$ODFEDIT" "$ODF_DEV" sb-set state 2 || fail "odfedit sb-set state"
+union_mount $u "$opts"
+ords $u/d >/tmp/l4
+same "the second crash changed offsets" /tmp/l1 /tmp/l4
+mkdir -p $odfm
+mount -t ext4 "$ODF_DEV" $odfm || fail "cannot mount the ODF a second time"
+st0=$(stat -c '%i %Y.%y' $odfm/readdir/$D) || fail "no state /readdir/$D"
+for i in 1 2; do
+	echo 3 >/proc/sys/vm/drop_caches	# the union inode of d goes
+	ords $u/d >/tmp/l5
+	same "listing $i after the reconcile" /tmp/l4 /tmp/l5
+	expect_eq "state of d (inode, mtime) after listing $i" "$st0" \
+		"$(stat -c '%i %Y.%y' $odfm/readdir/$D)"
+done
+umount $odfm
+union_umount $u
+odf_check
 
 # --- a block appended without its header ---
 union_mount $u "$opts"
