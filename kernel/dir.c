@@ -198,8 +198,8 @@ static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
 			err = unionfs_ns_unwhiteout(dir, &dentry->d_name);
 		revert_creds(old_cred);
 		if (err)
-			unionfs_odf_error(sb, "cannot update a namespace node",
-					  err);
+			unionfs_odf_refused(sb, "cannot update a namespace node",
+					    err);
 	}
 	di->ns_flags = S_ISDIR(ca->mode) && whiteout ?
 		       UNIONFS_NS_DIR | ODF_NODE_OPAQUE : 0;
@@ -309,7 +309,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 		if (!err)
 			err = unionfs_ns_unwhiteout(dir, &new->d_name);
 		if (err)
-			unionfs_odf_error(sb, "cannot update a namespace node", err);
+			unionfs_odf_refused(sb, "cannot update a namespace node", err);
 		/* A hidden lower object may be below: look the name up again. */
 		WRITE_ONCE(di->invalid, true);
 		di->ns_flags = 0;
@@ -434,7 +434,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	if (whiteout) {
 		err = unionfs_ns_whiteout(dir, &dentry->d_name, upper != NULL);
 		if (err) {
-			unionfs_odf_error(sb, "cannot write a whiteout", err);
+			unionfs_odf_refused(sb, "cannot write a whiteout", err);
 			goto out;
 		}
 	}
@@ -447,7 +447,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	if (is_dir) {
 		err = unionfs_ns_drop(inode);
 		if (err) {
-			unionfs_odf_error(sb, "cannot remove a namespace node", err);
+			unionfs_odf_refused(sb, "cannot remove a namespace node", err);
 			err = 0;
 		}
 	}
@@ -641,15 +641,15 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		err = unionfs_ns_mark(new, new_inode, true);
 	if (err) {
 		if (err != -EXDEV)
-			unionfs_odf_error(sb, "cannot mark a directory for a rename",
-					  err);
+			unionfs_odf_refused(sb, "cannot mark a directory for a rename",
+					    err);
 		goto out;
 	}
 	if (old_whiteout) {
 		err = unionfs_intent_begin(old, new, d_inode(unionfs_upper(old)),
 					   &seq);
 		if (err) {
-			unionfs_odf_error(sb, "cannot write a rename intent", err);
+			unionfs_odf_refused(sb, "cannot write a rename intent", err);
 			goto out;
 		}
 		intent = true;

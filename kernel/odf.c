@@ -598,6 +598,23 @@ int unionfs_odf_set_ro(struct super_block *sb, bool ro)
 }
 
 /*
+ * An ODF write failed before the operation changed anything (the
+ * whiteout of an unlink, the mark or intent of a rename) or where what
+ * it leaves is consistent (a whiteout kept under a new upper object): a
+ * full ODF is not damage, so the operation fails with ENOSPC (EDQUOT)
+ * and the union goes on; any other error is unionfs_odf_error().
+ */
+void unionfs_odf_refused(struct super_block *sb, const char *what, int err)
+{
+	if (err == -ENOSPC || err == -EDQUOT) {
+		pr_warn_ratelimited("ODF '%s' is full: %s (error %d)\n",
+				    UNIONFS_SB(sb)->odf_name, what, err);
+		return;
+	}
+	unionfs_odf_error(sb, what, err);
+}
+
+/*
  * Damage found on the ODF, or a write to it failed: record ERRORS, stop
  * writing to it, and let the union fail writes with EIO (section 3.2).
  */

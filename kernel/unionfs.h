@@ -273,6 +273,7 @@ int unionfs_odf_set_ro(struct super_block *sb, bool ro);
 void unionfs_odf_stop(struct unionfs_sb_info *sbi);
 void unionfs_odf_close(struct unionfs_sb_info *sbi);
 void unionfs_odf_error(struct super_block *sb, const char *what, int err);
+void unionfs_odf_refused(struct super_block *sb, const char *what, int err);
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
 int unionfs_odf_read(struct file *f, void *buf, size_t len, loff_t pos);
 int unionfs_odf_write(struct file *f, const void *buf, size_t len, loff_t pos);
