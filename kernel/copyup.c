@@ -496,6 +496,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		}
 		unionfs_set_upper(dentry, ud);
 		unionfs_imap_lower_link_gone(sb, inode);
+		unionfs_count(UNIONFS_SB(sb), UNIONFS_ST_COPYUPS);
 		goto out_parent;
 	} else if (S_ISREG(st.mode))
 		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st,
@@ -512,6 +513,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	if (S_ISREG(st.mode))
 		UNIONFS_I(inode)->lower_links = st.nlink - 1;
 	unionfs_inode_copied_up(inode, d_inode(ud));
+	unionfs_count(UNIONFS_SB(sb), UNIONFS_ST_COPYUPS);
 	unionfs_set_upper(dentry, ud);
 	unionfs_invalidate_aliases(inode, dentry);
 	fsstack_copy_attr_times(d_inode(parent), d_inode(uparent.dentry));

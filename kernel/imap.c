@@ -379,6 +379,7 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	r.mr_state = ODF_MREC_USED;
 	r.mr_crc = 0;
 	r.mr_crc = cpu_to_le32(unionfs_mrec_crc(&r));
+	unionfs_count(sbi, UNIONFS_ST_MAP_RECORDS);
 	if (pos >= 0)
 		return unionfs_odf_write(sbi->imap[m], &r, sizeof(r), pos);
 	if (!free)

@@ -652,6 +652,8 @@ int unionfs_ns_whiteout_uino(struct super_block *sb, u64 uino,
 	if (!err && commit)
 		err = unionfs_ns_commit(sbi, node);
 	dput(node);
+	if (!err)
+		unionfs_count(sbi, UNIONFS_ST_WHITEOUTS);
 out:
 	unionfs_ns_end(sbi);
 	return err;

@@ -607,6 +607,7 @@ int unionfs_odf_set_ro(struct super_block *sb, bool ro)
 void unionfs_odf_refused(struct super_block *sb, const char *what, int err)
 {
 	if (err == -ENOSPC || err == -EDQUOT) {
+		unionfs_count(UNIONFS_SB(sb), UNIONFS_ST_ODF_FULL);
 		pr_warn_ratelimited("ODF '%s' is full: %s (error %d)\n",
 				    UNIONFS_SB(sb)->odf_name, what, err);
 		return;
@@ -623,6 +624,7 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err)
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct odf_super *s = sbi->odf_sb;
 
+	unionfs_count(sbi, UNIONFS_ST_ODF_ERRORS);
 	mutex_lock(&sbi->odf_lock);
 	if (!sbi->odf_failed && sbi->super_file) {
 		pr_err("ODF '%s': %s (error %d): the union is now read-only, run odfck after unmounting\n",

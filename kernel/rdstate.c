@@ -1212,6 +1212,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 {
 	struct inode *inode = d_inode(dentry);
 	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+	enum unionfs_stat what;
 	u64 gen = 1;
 	struct file *f;
 	int err;
@@ -1239,18 +1240,23 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	}
 	if (!err) {
 		/* Stale: reconcile, keeping every surviving ordinal. */
+		what = UNIONFS_ST_RD_RECONCILED;
 		gen = le64_to_cpu(io->h->rh_generation) + 1;
 		err = unionfs_rd_build(dentry, io, 0, &f);
 		if (err == -EUCLEAN || err == -EOVERFLOW) {
 			unionfs_rd_damaged(dentry, err == -EUCLEAN ?
 					   "is damaged" : "is full");
 			err = unionfs_rd_build(dentry, NULL, gen, &f);
+			what = UNIONFS_ST_RD_REBUILT;
 		}
 	} else {
+		what = err == -EUCLEAN ? UNIONFS_ST_RD_REBUILT :
+					 UNIONFS_ST_RD_BUILT;
 		err = unionfs_rd_build(dentry, NULL, gen, &f);
 	}
 	if (err)
 		return err;
+	unionfs_count(sbi, what);
 	unionfs_rd_detach(rd);
 	rd->file = f;
 	io->f = f;

@@ -239,6 +239,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	mutex_init(&sbi->odf_lock);
 	mutex_init(&sbi->imap_lock);
+	unionfs_stats_add(sb);	/* counts the recovery below too */
 	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);
 	sbi->odf_name = kstrdup(opts->odf, GFP_KERNEL);
 	sbi->branches = kcalloc(opts->nbranches, sizeof(*sbi->branches),
@@ -416,6 +417,8 @@ static void unionfs_kill_sb(struct super_block *sb)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 
+	if (sbi)
+		unionfs_stats_del(sbi);
 	kill_anon_super(sb);
 	unionfs_free_sbi(sbi);
 }
@@ -435,15 +438,22 @@ static int __init unionfs_init(void)
 	err = unionfs_init_inode_cache();
 	if (err)
 		return err;
-	err = register_filesystem(&unionfs_fs_type);
+	err = unionfs_stats_init();
 	if (err)
-		unionfs_destroy_inode_cache();
+		goto out_cache;
+	err = register_filesystem(&unionfs_fs_type);
+	if (!err)
+		return 0;
+	unionfs_stats_exit();
+out_cache:
+	unionfs_destroy_inode_cache();
 	return err;
 }
 
 static void __exit unionfs_exit(void)
 {
 	unregister_filesystem(&unionfs_fs_type);
+	unionfs_stats_exit();
 	unionfs_destroy_inode_cache();
 }
 

@@ -64,6 +64,7 @@ struct unionfs_sb_info {
 	bool odf_was_mounted;	/* the previous session did not end cleanly */
 	bool odf_failed;	/* damage found: the ODF takes no more writes */
 	bool odf_paused;	/* remount,ro: the session is over until rw */
+	struct unionfs_stats *stats;	/* /sys/fs/unionfs/<dev>/, or NULL */
 	struct mutex odf_lock;	/* serialises ODF namespace and header writes */
 	struct mutex imap_lock;	/* serialises inode map access */
 	struct path imap_dir;	/* /imap (rw unions) */
@@ -217,6 +218,25 @@ static inline bool unionfs_has_lower(const struct dentry *dentry)
 			return true;
 	return false;
 }
+
+/* stats.c: per-mount counters in /sys/fs/unionfs/<dev>/ */
+enum unionfs_stat {
+	UNIONFS_ST_COPYUPS,		/* objects copied up (or linked up) */
+	UNIONFS_ST_WHITEOUTS,		/* whiteouts written */
+	UNIONFS_ST_RD_BUILT,		/* readdir states built */
+	UNIONFS_ST_RD_RECONCILED,	/* ... found stale and reconciled */
+	UNIONFS_ST_RD_REBUILT,		/* ... found damaged and rebuilt */
+	UNIONFS_ST_MAP_RECORDS,		/* inode map records written */
+	UNIONFS_ST_ODF_ERRORS,		/* ODF errors (the ODF went ERRORS) */
+	UNIONFS_ST_ODF_FULL,		/* operations refused: ODF full */
+	UNIONFS_NR_STATS
+};
+struct unionfs_stats;
+int unionfs_stats_init(void);
+void unionfs_stats_exit(void);
+void unionfs_stats_add(struct super_block *sb);
+void unionfs_stats_del(struct unionfs_sb_info *sbi);
+void unionfs_count(struct unionfs_sb_info *sbi, enum unionfs_stat which);
 
 /* options.c */
 int unionfs_parse_param(struct fs_context *fc, struct fs_parameter *param);

@@ -1,0 +1,72 @@
+#!/bin/bash
+# timeout: 300
+# Per-mount statistics (issue 12 item 6): /sys/fs/unionfs/<dev>/, <dev>
+# as mountpoint -d and /proc/self/mountinfo give it, holds one counter
+# per file, counted since the mount: copy_ups, whiteouts, readdir_built,
+# readdir_reconciled, readdir_rebuilt, map_records, odf_errors, odf_full.
+# Each counts what the union did (checked against known operations);
+# two mounts have a directory each; it goes at umount.
+. "$SRC/tests/vm/lib.sh"
+
+b0=/mnt/b0 b1=/mnt/b1 u=/mnt/u
+mkbranch ext4 "$(nth_disk 1)" $b0
+mkbranch ext4 "$(nth_disk 2)" $b1
+mkodf_dev "$ODF_DEV"
+opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
+mkdir -p $b1/d $b0/d
+for i in 1 2 3; do echo l$i >$b1/d/l$i; echo u$i >$b0/d/u$i; done
+names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt map_records odf_errors odf_full"
+
+# stats DIR: "name=value ..." of every counter.
+stats() {
+	local n out=
+	for n in $names; do out="$out $n=$(cat "$1/$n")" || return 1; done
+	echo "${out# }"
+}
+
+union_mount $u "$opts"
+dev=$(mountpoint -d $u) || fail "mountpoint -d $u"
+S=/sys/fs/unionfs/$dev
+[ -d $S ] || fail "no $S after mount (have: $(ls /sys/fs/unionfs 2>&1 | tr '\n' ' '))"
+expect_eq "files in $S" "$(echo $names | tr ' ' '\n' | sort | paste -sd' ')" \
+	"$(ls $S | sort | paste -sd' ')"
+expect_eq "counters after mount" \
+	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 map_records=0 odf_errors=0 odf_full=0" \
+	"$(stats $S)"
+ls $u/d >/dev/null
+echo more >>$u/d/l1 || fail "copy-up of d/l1"
+rm $u/d/l2 $u/d/l3 || fail "unlink d/l2 d/l3"
+chmod 600 $u/d/u1
+st=$(stats $S)
+note "after a listing, a copy-up, two whiteouts: $st"
+for want in copy_ups=1 whiteouts=2 readdir_built=1 readdir_reconciled=0 \
+	readdir_rebuilt=0 odf_errors=0 odf_full=0; do
+	grep -qw "$want" <<<"$st" || fail "counters: expected $want in '$st'"
+done
+mr=$(cat $S/map_records)
+[ "$mr" -ge 2 ] || fail "map_records $mr after a copy-up (UPPER and COPIED records at least)"
+expect_errno "writing a counter" EACCES "open('$S/copy_ups', 'w')"
+
+# A second union has its own directory.
+mkdir -p /mnt/u2 /mnt/c1
+mkbranch ext4 "$(nth_disk 3)" /mnt/c1
+mkodf_dev "$(nth_disk 4)"
+union_mount /mnt/u2 "odf=$(nth_disk 4),dirs=/mnt/c1=rw"
+dev2=$(mountpoint -d /mnt/u2)
+[ "$dev2" != "$dev" ] && [ -d /sys/fs/unionfs/$dev2 ] ||
+	fail "second union: no /sys/fs/unionfs/$dev2"
+expect_eq "second union's copy_ups" 0 "$(cat /sys/fs/unionfs/$dev2/copy_ups)"
+union_umount /mnt/u2
+[ -e /sys/fs/unionfs/$dev2 ] && fail "/sys/fs/unionfs/$dev2 is left after umount"
+union_umount $u
+[ -e $S ] && fail "$S is left after umount"
+
+# After a crash the first listing of d reconciles its state.
+"$SRC/tests/unit/odfedit" "$ODF_DEV" sb-set state 2 || fail "odfedit sb-set state"
+union_mount $u "$opts"
+S=/sys/fs/unionfs/$(mountpoint -d $u)
+ls $u/d >/dev/null
+expect_eq "readdir_reconciled after a crash and a listing" 1 "$(cat $S/readdir_reconciled)"
+expect_eq "readdir_built after a crash and a listing" 0 "$(cat $S/readdir_built)"
+union_umount $u
+odf_check
