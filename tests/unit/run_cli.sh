@@ -137,6 +137,74 @@ expect_rc "odfck interactive without a terminal: exit 8" 8 \
 	sh -c "'$ODFCK' '$IMG' </dev/null"
 expect_rc "odfck on a missing device: exit 8" 8 "$ODFCK" -n "$T/nope.img"
 
+# --- errors name the device and the cause (as e2fsck does) ---------------
+expect_rc "odfck -fn on a missing device: exit 8" 8 "$ODFCK" -fn /nonexistent
+expect_out "odfck says the device does not exist" \
+	"^odfck: /nonexistent: the device does not exist \(No such file or directory\)$"
+if [ "$(wc -l <"$T/out")" = 1 ] && ! grep -q e2fsck "$T/out"; then
+	pass "odfck -fn on a missing device: one line, e2fsck not blamed"
+else
+	fail "odfck -fn on a missing device: one line, e2fsck not blamed" "$(cat "$T/out")"
+fi
+expect_rc "odfck -p on a missing device: exit 8" 8 "$ODFCK" -p "$T/nope.img"
+expect_out "odfck -p says the device does not exist" \
+	"^odfck: $T/nope.img: the device does not exist"
+expect_rc "odfck on a directory: exit 8" 8 "$ODFCK" -fn "$T"
+expect_out "odfck says a directory is not a device" \
+	"^odfck: $T is a directory, not a block device or an ODF image file$"
+expect_rc "odfck on a character device: exit 8" 8 "$ODFCK" -fn /dev/null
+expect_out "odfck says /dev/null is not a block device" \
+	"^odfck: /dev/null is not a block device or an ODF image file$"
+expect_rc "odfck interactive without a terminal names the device" 8 \
+	sh -c "'$ODFCK' '$IMG' </dev/null"
+expect_out "odfck without a terminal suggests -p" \
+	"^odfck: need terminal for interactive repairs of $IMG; use -p"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	cp "$IMG" "$T/ro.img"
+	chmod 444 "$T/ro.img"
+	chmod 755 "$T"
+	expect_rc "odfck -p on a volume it cannot write: exit 8" 8 \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$ODFCK" -p "$T/ro.img"
+	expect_out "odfck names the device and the cause" \
+		"^odfck: Permission denied while opening $T/ro.img for repairs"
+	expect_rc "mkodf on a volume it cannot write: exit 1" 1 \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$MKODF" -q -f "$T/ro.img"
+	expect_out "mkodf names the device and the cause" \
+		"^mkodf: Permission denied while .* on $T/ro.img$"
+	chmod 700 "$T"
+else
+	echo "ok - odfck/mkodf permission messages # SKIP needs root and setpriv"
+fi
+head -c 8M /dev/zero >"$T/zero8.img"
+expect_rc "odfck -fn on a zeroed image: exit 8" 8 "$ODFCK" -fn "$T/zero8.img"
+expect_out "odfck gives e2fsck's cause with the device" \
+	"^odfck: Bad magic number in super-block while trying to open $T/zero8.img$"
+expect_out "odfck says a volume without ext4 is not an ODF volume" \
+	"^odfck: $T/zero8.img holds no ext4 file system, so it is not an ODF volume"
+if ! grep -q "could not make the ext4 layer" "$T/out"; then
+	pass "odfck on a zeroed image does not blame consistency"
+else
+	fail "odfck on a zeroed image does not blame consistency" "$(cat "$T/out")"
+fi
+mke2fs -q -F -t ext4 "$T/plain8.img" 16M >/dev/null 2>&1
+expect_rc "odfck -fn on plain ext4: exit 8" 8 "$ODFCK" -fn "$T/plain8.img"
+expect_out "odfck names the device that is not an ODF volume" \
+	"^$T/plain8.img: no ODF superblock file /superblock: this is not an ODF volume"
+expect_rc "mkodf on a directory: exit 1" 1 "$MKODF" "$T"
+expect_out "mkodf says a directory is not a device" \
+	"^mkodf: $T is a directory, not a block device or an image file$"
+expect_rc "mkodf on a character device: exit 1" 1 "$MKODF" /dev/null
+expect_out "mkodf says /dev/null is not a block device" \
+	"^mkodf: /dev/null is not a block device or an image file$"
+expect_rc "mkodf on a missing image without size: exit 1" 1 "$MKODF" "$T/nope.img"
+expect_out "mkodf says the image does not exist" \
+	"^mkodf: $T/nope.img does not exist; give a size"
+expect_rc "mkodf in a missing directory: exit 1" 1 "$MKODF" "$T/no/dir.img" 64M
+expect_out "mkodf names the path and the cause" \
+	"^mkodf: cannot create $T/no/dir.img: No such file or directory$"
+
 mke2fs -q -F -t ext4 "$T/plain.img" 32M >/dev/null 2>&1
 expect_rc "odfck on ext4 without ODF: exit 8" 8 "$ODFCK" -fn "$T/plain.img"
 expect_out "odfck says it is not an ODF volume" "not an ODF volume"
