@@ -12,24 +12,26 @@
 #                   (BENCH_SIZES="1000 10000 100000"; tests/bench/guest.sh)
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
+#   make check-fresh  README's "make check" from nothing in a pristine
+#                   debootstrap bookworm root (cached in DEBUG_CACHE; long)
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
 #   make sparse     the module through sparse (C=1)
 #   make install    the tools and man pages (DESTDIR=, PREFIX=/usr)
 #   make clean
 
-# The kernel the module is built for: the newest installed Debian
-# linux-headers-*-amd64 that has a matching /boot/vmlinuz-* (the guest
-# kernel).  Override with KVER= or KDIR=.  Empty values are computed
-# again: "make check" on a machine without headers computes them before
-# "make deps" installs the headers, and exports them empty to the
-# sub-make that builds.
+# The kernel the module is built for: scripts/kver.sh decides (the newest
+# installed Debian linux-headers-*-amd64 that has a matching
+# /boot/vmlinuz-*, the guest kernel).  Override with KVER= or KDIR=.
+# Both are recursive variables, evaluated when a recipe runs, not when
+# this file is read: "make check" on a fresh machine reads this file
+# before "make deps" has installed the headers, and every recipe after
+# deps (and scripts/check.sh, which calls kver.sh itself when KVER is
+# empty) must see the installed kernel.
 ifeq ($(strip $(KVER)),)
-KVER := $(shell for d in $$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do \
-		v=$$(basename $$d | sed s/^linux-headers-//); \
-		if [ -e /boot/vmlinuz-$$v ]; then echo $$v; break; fi; done)
+KVER = $(shell $(CURDIR)/scripts/kver.sh)
 endif
 ifeq ($(filter-out /usr/src/linux-headers-,$(strip $(KDIR))),)
-KDIR := /usr/src/linux-headers-$(KVER)
+KDIR = /usr/src/linux-headers-$(KVER)
 endif
 export KVER KDIR
 
@@ -37,10 +39,10 @@ export KVER KDIR
 DEBUG_CACHE ?= /var/cache/odf-unionfs
 export DEBUG_CACHE
 
-VM_RUN := tests/vm/run.sh --kver $(KVER)
+VM_RUN = tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
-	bench-run vm-run check-debug fuzz sparse install clean
+	bench-run vm-run check-debug check-fresh fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -103,6 +105,12 @@ check-debug: deps
 	@scripts/deps.sh --debug
 	@scripts/debug-kernel.sh build
 	@scripts/debug-kernel.sh check
+
+# Not part of check: README's "make check" on a Debian 12 root that has
+# never seen the project (scripts/check-fresh.sh).
+check-fresh:
+	@scripts/deps.sh --fresh
+	@scripts/check-fresh.sh
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

@@ -19,6 +19,7 @@ set -eu
 #             tests, tests/vm/tests/union-powercut.sh)
 #   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
 #   --fuzz:   clang (libFuzzer, for make fuzz)
+#   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev check libsubunit-dev
@@ -27,6 +28,7 @@ packages="gcc make libc6-dev pkg-config
 case ${1:-} in
 --debug) packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev" ;;
 --fuzz) packages="$packages clang" ;;
+--fresh) packages="$packages debootstrap" ;;
 esac
 
 missing=
