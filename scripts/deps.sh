@@ -9,7 +9,7 @@ set -eu
 # What each package is for:
 #   build:    gcc make libc6-dev pkg-config linux-headers-amd64 (kbuild, module)
 #             libext2fs-dev comerr-dev e2fsprogs linux-libc-dev (tools/lib,
-#             mkodf, odfck, include/odf)
+#             mkodf, odfck, include/odf), libblkid-dev (mount.unionfs)
 #   tests:    check libsubunit-dev (unit tests), linux-image-amd64 (the guest kernel),
 #             qemu-system-x86 (the VM), busybox-static (initramfs),
 #             cpio kmod (initramfs build, module resolution),
@@ -22,7 +22,7 @@ set -eu
 #   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
-	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev check libsubunit-dev
+	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
 	xfsprogs attr acl util-linux python3 sparse dmsetup"
 case ${1:-} in
