@@ -14,6 +14,11 @@
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
 #   make check-fresh  README's "make check" from nothing in a pristine
 #                   debootstrap bookworm root (cached in DEBUG_CACHE; long)
+#   make dkms-install  the module to DKMS (/usr/src/unionfs-VERSION), built
+#                   and installed for every kernel with headers, rebuilt on
+#                   kernel upgrades; make dkms-remove undoes it
+#   make check-dkms   in check-fresh's pristine root: make dkms-install, then
+#                   the VM loads the DKMS build with modprobe and uses it
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
 #   make sparse     the module through sparse (C=1)
 #   make install    the tools and man pages (DESTDIR=, PREFIX=/usr)
@@ -42,7 +47,8 @@ export DEBUG_CACHE
 VM_RUN = tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
-	bench-run vm-run check-debug check-fresh fuzz sparse install clean
+	bench-run vm-run check-debug check-fresh dkms-install dkms-remove \
+	check-dkms fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -105,6 +111,21 @@ check-debug: deps
 	@scripts/deps.sh --debug
 	@scripts/debug-kernel.sh build
 	@scripts/debug-kernel.sh check
+
+# DKMS from the tree (scripts/dkms.sh); the unionfs-dkms package does the
+# same from /usr/src.
+dkms-install:
+	@scripts/deps.sh --dkms
+	@scripts/dkms.sh install
+
+dkms-remove:
+	@scripts/dkms.sh remove
+
+# Not part of check: dkms-install on a throw-away Debian 12 root (it writes
+# /usr/src and /lib/modules), then the DKMS module in the VM.
+check-dkms:
+	@scripts/deps.sh --fresh
+	@FRESH_CMD=scripts/check-dkms.sh FRESH_LOG=build/fresh/dkms.log scripts/check-fresh.sh
 
 # Not part of check: README's "make check" on a Debian 12 root that has
 # never seen the project (scripts/check-fresh.sh).

@@ -19,7 +19,7 @@
 # VM_TESTS is passed through (VM_TESTS=tests/vm/tests/module-load.sh
 # for a quick run); FRESH_MIRROR (default http://deb.debian.org/debian);
 # FRESH_REFRESH=1 makes the pristine root again.  The log is
-# build/fresh/check.log.
+# build/fresh/check.log (FRESH_LOG, relative to the tree).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +28,7 @@ mirror=${FRESH_MIRROR:-http://deb.debian.org/debian}
 cmd=${FRESH_CMD:-make check}
 tarball=$cache/bookworm.tar
 root=$cache/root
-log=$top/build/fresh/check.log
+log=$top/${FRESH_LOG:-build/fresh/check.log}
 
 [ "$(id -u)" = 0 ] || { echo "check-fresh: run as root (debootstrap, chroot, mounts)" >&2; exit 2; }
 command -v debootstrap >/dev/null ||
@@ -71,6 +71,9 @@ rm -rf "$root"
 mkdir -p "$root"
 tar -C "$root" -xf "$tarball"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# Marks a throw-away root: scripts that change the system's /usr/src and
+# /lib/modules (scripts/check-dkms.sh) run only where this exists.
+touch "$root/etc/odf-fresh-root"
 for m in proc sys dev dev/pts; do
 	mkdir -p "$root/$m"
 	mount --bind "/$m" "$root/$m"

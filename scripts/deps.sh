@@ -20,6 +20,7 @@ set -eu
 #   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
 #   --fuzz:   clang (libFuzzer, for make fuzz)
 #   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
+#   --dkms:   dkms (make dkms-install)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
@@ -29,6 +30,7 @@ case ${1:-} in
 --debug) packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev" ;;
 --fuzz) packages="$packages clang" ;;
 --fresh) packages="$packages debootstrap" ;;
+--dkms) packages="$packages dkms" ;;
 esac
 
 missing=
