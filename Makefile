@@ -19,9 +19,12 @@
 #                   kernel upgrades; make dkms-remove undoes it
 #   make check-dkms   in check-fresh's pristine root: make dkms-install, then
 #                   the VM loads the DKMS build with modprobe and uses it
+#   make deb        Debian packages odf-tools and unionfs-dkms in build/deb/
+#                   (dpkg-buildpackage, debian/), checked by lintian
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
 #   make sparse     the module through sparse (C=1)
-#   make install    the tools and man pages (DESTDIR=, PREFIX=/usr)
+#   make install    the tools, /sbin/mount.unionfs and the man pages
+#                   (DESTDIR=, PREFIX=/usr, HELPERDIR=/sbin)
 #   make clean
 
 # The kernel the module is built for: scripts/kver.sh decides (the newest
@@ -48,7 +51,7 @@ VM_RUN = tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
 	bench-run vm-run check-debug check-fresh dkms-install dkms-remove \
-	check-dkms fuzz sparse install clean
+	check-dkms deb fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -111,6 +114,10 @@ check-debug: deps
 	@scripts/deps.sh --debug
 	@scripts/debug-kernel.sh build
 	@scripts/debug-kernel.sh check
+
+deb: deps
+	@scripts/deps.sh --deb
+	@scripts/deb.sh
 
 # DKMS from the tree (scripts/dkms.sh); the unionfs-dkms package does the
 # same from /usr/src.
