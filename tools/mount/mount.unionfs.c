@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 		    append(&out, &len, odfopt))
 			goto nomem;
 		free(odfopt);
-		free(dev);
+		source = dev;	/* /proc/mounts names the device */
 	}
 
 	margv[margc++] = "mount";

@@ -81,6 +81,8 @@ mkdir -p /mnt/u3
 mount -a -T "$TMP/fstab.boot" >"$TMP/out" 2>&1 ||
 	fail "mount -a (source UUID=): $(cat "$TMP/out"); $(dmesg | grep unionfs: | tail -n 1)"
 check_union /mnt/u3
+expect_eq "/proc/mounts names the ODF device as the source" "$ODF_DEV" \
+	"$(awk '$2 == "/mnt/u3" { print $1 }' /proc/mounts)"
 umount /mnt/u3 || fail "umount /mnt/u3"
 
 # 4. An ODF that is not there: mount fails and says which.
