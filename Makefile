@@ -19,6 +19,7 @@
 #                   kernel upgrades; make dkms-remove undoes it
 #   make check-dkms   in check-fresh's pristine root: make dkms-install, then
 #                   the VM loads the DKMS build with modprobe and uses it
+#   make check-deb    the same with the packages of make deb installed by apt
 #   make deb        Debian packages odf-tools and unionfs-dkms in build/deb/
 #                   (dpkg-buildpackage, debian/), checked by lintian
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
@@ -51,7 +52,7 @@ VM_RUN = tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
 	bench-run vm-run check-debug check-fresh dkms-install dkms-remove \
-	check-dkms deb fuzz sparse install clean
+	check-dkms check-deb deb fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -133,6 +134,10 @@ dkms-remove:
 check-dkms:
 	@scripts/deps.sh --fresh
 	@FRESH_CMD=scripts/check-dkms.sh FRESH_LOG=build/fresh/dkms.log scripts/check-fresh.sh
+
+check-deb:
+	@scripts/deps.sh --fresh
+	@FRESH_CMD="scripts/check-dkms.sh --deb" FRESH_LOG=build/fresh/deb.log scripts/check-fresh.sh
 
 # Not part of check: README's "make check" on a Debian 12 root that has
 # never seen the project (scripts/check-fresh.sh).
