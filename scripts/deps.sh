@@ -21,7 +21,8 @@ set -eu
 #   --fuzz:   clang (libFuzzer, for make fuzz)
 #   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
 #   --dkms:   dkms (make dkms-install)
-#   --deb:    dpkg-dev debhelper dh-dkms lintian (make deb)
+#   --deb:    build-essential dpkg-dev debhelper dh-dkms lintian (make deb;
+#             dpkg-buildpackage requires build-essential)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
@@ -32,7 +33,7 @@ case ${1:-} in
 --fuzz) packages="$packages clang" ;;
 --fresh) packages="$packages debootstrap" ;;
 --dkms) packages="$packages dkms" ;;
---deb) packages="$packages dpkg-dev debhelper dh-dkms lintian" ;;
+--deb) packages="$packages build-essential dpkg-dev debhelper dh-dkms lintian" ;;
 esac
 
 missing=
