@@ -12,24 +12,35 @@
 #                   (BENCH_SIZES="1000 10000 100000"; tests/bench/guest.sh)
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
+#   make check-fresh  README's "make check" from nothing in a pristine
+#                   debootstrap bookworm root (cached in DEBUG_CACHE; long)
+#   make dkms-install  the module to DKMS (/usr/src/unionfs-VERSION), built
+#                   and installed for every kernel with headers, rebuilt on
+#                   kernel upgrades; make dkms-remove undoes it
+#   make check-dkms   in check-fresh's pristine root: make dkms-install, then
+#                   the VM loads the DKMS build with modprobe and uses it
+#   make check-deb    the same with the packages of make deb installed by apt
+#   make deb        Debian packages odf-tools and unionfs-dkms in build/deb/
+#                   (dpkg-buildpackage, debian/), checked by lintian
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
 #   make sparse     the module through sparse (C=1)
-#   make install    the tools and man pages (DESTDIR=, PREFIX=/usr)
+#   make install    the tools, /sbin/mount.unionfs and the man pages
+#                   (DESTDIR=, PREFIX=/usr, HELPERDIR=/sbin)
 #   make clean
 
-# The kernel the module is built for: the newest installed Debian
-# linux-headers-*-amd64 that has a matching /boot/vmlinuz-* (the guest
-# kernel).  Override with KVER= or KDIR=.  Empty values are computed
-# again: "make check" on a machine without headers computes them before
-# "make deps" installs the headers, and exports them empty to the
-# sub-make that builds.
+# The kernel the module is built for: scripts/kver.sh decides (the newest
+# installed Debian linux-headers-*-amd64 that has a matching
+# /boot/vmlinuz-*, the guest kernel).  Override with KVER= or KDIR=.
+# Both are recursive variables, evaluated when a recipe runs, not when
+# this file is read: "make check" on a fresh machine reads this file
+# before "make deps" has installed the headers, and every recipe after
+# deps (and scripts/check.sh, which calls kver.sh itself when KVER is
+# empty) must see the installed kernel.
 ifeq ($(strip $(KVER)),)
-KVER := $(shell for d in $$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do \
-		v=$$(basename $$d | sed s/^linux-headers-//); \
-		if [ -e /boot/vmlinuz-$$v ]; then echo $$v; break; fi; done)
+KVER = $(shell $(CURDIR)/scripts/kver.sh)
 endif
 ifeq ($(filter-out /usr/src/linux-headers-,$(strip $(KDIR))),)
-KDIR := /usr/src/linux-headers-$(KVER)
+KDIR = /usr/src/linux-headers-$(KVER)
 endif
 export KVER KDIR
 
@@ -37,10 +48,11 @@ export KVER KDIR
 DEBUG_CACHE ?= /var/cache/odf-unionfs
 export DEBUG_CACHE
 
-VM_RUN := tests/vm/run.sh --kver $(KVER)
+VM_RUN = tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
-	bench-run vm-run check-debug fuzz sparse install clean
+	bench-run vm-run check-debug check-fresh dkms-install dkms-remove \
+	check-dkms check-deb deb fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -103,6 +115,35 @@ check-debug: deps
 	@scripts/deps.sh --debug
 	@scripts/debug-kernel.sh build
 	@scripts/debug-kernel.sh check
+
+deb: deps
+	@scripts/deps.sh --deb
+	@scripts/deb.sh
+
+# DKMS from the tree (scripts/dkms.sh); the unionfs-dkms package does the
+# same from /usr/src.
+dkms-install:
+	@scripts/deps.sh --dkms
+	@scripts/dkms.sh install
+
+dkms-remove:
+	@scripts/dkms.sh remove
+
+# Not part of check: dkms-install on a throw-away Debian 12 root (it writes
+# /usr/src and /lib/modules), then the DKMS module in the VM.
+check-dkms:
+	@scripts/deps.sh --fresh
+	@FRESH_CMD=scripts/check-dkms.sh FRESH_LOG=build/fresh/dkms.log scripts/check-fresh.sh
+
+check-deb:
+	@scripts/deps.sh --fresh
+	@FRESH_CMD="scripts/check-dkms.sh --deb" FRESH_LOG=build/fresh/deb.log scripts/check-fresh.sh
+
+# Not part of check: README's "make check" on a Debian 12 root that has
+# never seen the project (scripts/check-fresh.sh).
+check-fresh:
+	@scripts/deps.sh --fresh
+	@scripts/check-fresh.sh
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

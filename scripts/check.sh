@@ -11,7 +11,13 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 logs=$top/build/check
-: "${KVER:?KVER is not set: run this through make check}"
+# make check passes KVER; computed here too when empty (run by hand, or
+# a make that read its Makefile before deps installed the headers).
+KVER=${KVER:-$("$top"/scripts/kver.sh)}
+if [ -z "$KVER" ]; then
+	echo "check: no linux-headers-*-amd64 with a matching /boot/vmlinuz-*: run 'make deps' as root" >&2
+	exit 2
+fi
 mkdir -p "$logs"
 
 suites=(unit vm)

@@ -9,7 +9,7 @@ set -eu
 # What each package is for:
 #   build:    gcc make libc6-dev pkg-config linux-headers-amd64 (kbuild, module)
 #             libext2fs-dev comerr-dev e2fsprogs linux-libc-dev (tools/lib,
-#             mkodf, odfck, include/odf)
+#             mkodf, odfck, include/odf), libblkid-dev (mount.unionfs)
 #   tests:    check libsubunit-dev (unit tests), linux-image-amd64 (the guest kernel),
 #             qemu-system-x86 (the VM), busybox-static (initramfs),
 #             cpio kmod (initramfs build, module resolution),
@@ -19,14 +19,21 @@ set -eu
 #             tests, tests/vm/tests/union-powercut.sh)
 #   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
 #   --fuzz:   clang (libFuzzer, for make fuzz)
+#   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
+#   --dkms:   dkms (make dkms-install)
+#   --deb:    build-essential dpkg-dev debhelper dh-dkms lintian (make deb;
+#             dpkg-buildpackage requires build-essential)
 packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
-	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev check libsubunit-dev
+	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
 	xfsprogs attr acl util-linux python3 sparse dmsetup"
 case ${1:-} in
 --debug) packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev" ;;
 --fuzz) packages="$packages clang" ;;
+--fresh) packages="$packages debootstrap" ;;
+--dkms) packages="$packages dkms" ;;
+--deb) packages="$packages build-essential dpkg-dev debhelper dh-dkms lintian" ;;
 esac
 
 missing=

@@ -177,13 +177,24 @@ static int prepare_target(struct plan *p)
 	struct stat st;
 	int fd, exists = stat(p->dev, &st) == 0;
 
+	if (exists && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: %s is a directory, not a block device or "
+			"an image file\n", prog, p->dev);
+		return -1;
+	}
+	if (exists && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fprintf(stderr, "%s: %s is not a block device or an image "
+			"file\n", prog, p->dev);
+		return -1;
+	}
 	if (exists && !S_ISREG(st.st_mode))
 		return 0;	/* a device: a size only limits the fs */
 	if (!p->size) {
 		if (!exists || st.st_size == 0) {
-			fprintf(stderr, "%s: %s: %s; give a size to create "
-				"an image\n", prog, p->dev,
-				exists ? "empty file" : "no such file");
+			fprintf(stderr, "%s: %s %s; give a size to create "
+				"an image file\n", prog, p->dev,
+				exists ? "is an empty file" :
+				"does not exist");
 			return -1;
 		}
 		return 0;
@@ -263,7 +274,7 @@ static errcode_t create_lost_and_found(ext2_filsys fs)
 #define STEP(what, call) do {						\
 	err = (call);							\
 	if (err) {							\
-		com_err(prog, err, "while %s", what);			\
+		com_err(prog, err, "while %s on %s", what, p->dev);	\
 		goto fail;						\
 	}								\
 } while (0)

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,7 +55,79 @@ int odfck_readonly(struct odfck_ctx *ctx)
 
 void odfck_com_err(struct odfck_ctx *ctx, errcode_t err, const char *what)
 {
-	com_err(ctx->prog, err, "while %s", what);
+	com_err(ctx->prog, err, "while %s on %s", what, ctx->dev);
+}
+
+/*
+ * Before anything runs on it, the device must exist, be a block device
+ * or an image file, and open the way the check needs it: e2fsck's own
+ * answer to a missing device ends in odfck's "could not make the ext4
+ * layer consistent", which sends the administrator the wrong way.
+ */
+static int check_device(struct odfck_ctx *ctx)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(ctx->dev, &st) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			fprintf(stderr, "%s: %s: the device does not exist "
+				"(%s)\n", ctx->prog, ctx->dev,
+				strerror(errno));
+		else
+			fprintf(stderr, "%s: %s: %s while looking up the "
+				"device\n", ctx->prog, ctx->dev,
+				strerror(errno));
+		return FSCK_ERROR;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: %s is a directory, not a block device or "
+			"an ODF image file\n", ctx->prog, ctx->dev);
+		return FSCK_ERROR;
+	}
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "%s: %s is not a block device or an ODF image "
+			"file\n", ctx->prog, ctx->dev);
+		return FSCK_ERROR;
+	}
+	fd = open(ctx->dev, (ctx->mode == MODE_NO ? O_RDONLY : O_RDWR) |
+		  O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s while opening %s%s\n", ctx->prog,
+			strerror(errno), ctx->dev, ctx->mode == MODE_NO ?
+			"" : " for repairs (-n checks read-only)");
+		return FSCK_ERROR;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * e2fsck stopped with an operational error (8): say why in one line that
+ * names the device, the way e2fsck's own "... while trying to open"
+ * does; a volume without an ext4 file system is not an ODF volume.
+ */
+static void explain_e2fsck_error(struct odfck_ctx *ctx, int st)
+{
+	ext2_filsys fs;
+	errcode_t err;
+
+	err = ext2fs_open(ctx->dev, 0, 0, 0, unix_io_manager, &fs);
+	if (!err) {
+		ext2fs_close_free(&fs);
+		fprintf(stderr, "%s: e2fsck could not check the ext4 layer of "
+			"%s (exit %d); its messages are above.\n", ctx->prog,
+			ctx->dev, st);
+		return;
+	}
+	com_err(ctx->prog, err, "while trying to open %s", ctx->dev);
+	if (err == EXT2_ET_BAD_MAGIC)
+		fprintf(stderr, "%s: %s holds no ext4 file system, so it is "
+			"not an ODF volume (mkodf makes one).\n", ctx->prog,
+			ctx->dev);
+	else
+		fprintf(stderr, "%s: e2fsck could not check the ext4 layer of "
+			"%s (exit %d).\n", ctx->prog, ctx->dev, st);
 }
 
 /*
@@ -249,11 +323,15 @@ int main(int argc, char **argv)
 	}
 	ctx.dev = argv[optind];
 	if (ctx.mode == MODE_ASK && !isatty(0)) {
-		fprintf(stderr, "%s: need terminal for interactive repairs\n",
-			ctx.prog);
+		fprintf(stderr, "%s: need terminal for interactive repairs of "
+			"%s; use -p (or -a) to repair what is safe, -n to "
+			"check only, -y to answer yes\n", ctx.prog, ctx.dev);
 		exit(FSCK_ERROR);
 	}
 	problem_table_selftest();
+	st = check_device(&ctx);
+	if (st)
+		exit(st);
 
 	err = ext2fs_check_if_mounted(ctx.dev, &mount_flags);
 	if (err) {
@@ -279,9 +357,17 @@ int main(int argc, char **argv)
 	ctx.e2fsck_status = st & (FSCK_NONDESTRUCT | FSCK_REBOOT);
 	if (st & (FSCK_ERROR | FSCK_USAGE | FSCK_CANCELED) ||
 	    (st & FSCK_UNCORRECTED && ctx.mode != MODE_NO)) {
-		fprintf(stderr, "%s: e2fsck could not make the ext4 layer of "
-			"%s consistent (exit %d); run e2fsck by hand first.\n",
-			ctx.prog, ctx.dev, st);
+		if (st & FSCK_CANCELED)
+			fprintf(stderr, "%s: e2fsck was cancelled while "
+				"checking the ext4 layer of %s.\n", ctx.prog,
+				ctx.dev);
+		else if (st & (FSCK_ERROR | FSCK_USAGE))
+			explain_e2fsck_error(&ctx, st);
+		else
+			fprintf(stderr, "%s: e2fsck left errors in the ext4 "
+				"layer of %s (exit %d); run e2fsck -f %s by "
+				"hand, then odfck again.\n", ctx.prog,
+				ctx.dev, st, ctx.dev);
 		exit(st & FSCK_CANCELED ? FSCK_CANCELED :
 		     st & (FSCK_ERROR | FSCK_USAGE) ? FSCK_ERROR :
 		     FSCK_UNCORRECTED | (st & (FSCK_NONDESTRUCT | FSCK_REBOOT)));

@@ -317,7 +317,8 @@ int fix_problem(struct odfck_ctx *ctx, int code, struct problem_context *pc)
 			fclose(log);
 		}
 	}
-	if (ctx->mode == MODE_PREEN)
+	/* a fatal problem ends the run: say which volume it is about */
+	if (ctx->mode == MODE_PREEN || p->flags & PR_FATAL)
 		printf("%s: ", ctx->dev);
 	expand(stdout, p->msg, pc);
 	if (p->flags & PR_NOTICE) {	/* not a problem: no prompt, no count */
