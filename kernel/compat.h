@@ -18,7 +18,8 @@
  *  6.6  kernel_tmpfile_open() replaced vfs_tmpfile_open(); inode ctime
  *       behind accessors.
  *  6.7  atime and mtime behind accessors; do_splice_direct() takes the
- *       output file's freeze protection itself.
+ *       output file's freeze protection itself; ->getattr gets
+ *       AT_GETATTR_NOSEC, which vfs_getattr() refuses.
  *  6.10 security_inode_copy_up_xattr() takes the source dentry and says
  *       "discard" with -ECANCELED instead of 1.
  *  6.12 struct file lost f_version; <asm/unaligned.h> became
@@ -225,6 +226,24 @@ static inline int unionfs_security_copy_up_xattr(struct dentry *src,
 
 	return err == -ECANCELED ? 1 : err;
 #endif
+}
+
+/*
+ * getattr of the real object from the union's ->getattr.  Since 6.7 (and
+ * in the stable kernels that took the fix) the VFS marks a ->getattr
+ * call whose LSM check it has made with AT_GETATTR_NOSEC, and
+ * vfs_getattr() refuses that flag with a warning: pass it down to
+ * vfs_getattr_nosec() then, as the check on the union inode stands.
+ */
+static inline int unionfs_vfs_getattr(const struct path *path,
+				      struct kstat *stat, u32 request_mask,
+				      unsigned int flags)
+{
+#ifdef AT_GETATTR_NOSEC
+	if (flags & AT_GETATTR_NOSEC)
+		return vfs_getattr_nosec(path, stat, request_mask, flags);
+#endif
+	return vfs_getattr(path, stat, request_mask, flags);
 }
 
 /*

@@ -270,7 +270,7 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	int err;
 
 	unionfs_real_path(dentry, &real);
-	err = vfs_getattr(&real, stat, request_mask, flags);
+	err = unionfs_vfs_getattr(&real, stat, request_mask, flags);
 	if (err)
 		return err;
 	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
