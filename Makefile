@@ -11,22 +11,26 @@
 #   make bench      readdir: unionfs vs overlayfs vs bare ext4, one VM run
 #                   (BENCH_SIZES="1000 10000 100000"; tests/bench/guest.sh)
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
+#   make check-all-kernels  make check on the default kernel, then on
+#                   each release or series in OTHER_KVERS (default 6.12)
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
 #   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
 #   make sparse     the module through sparse (C=1)
 #   make install    the tools and man pages (DESTDIR=, PREFIX=/usr)
 #   make clean
 
-# The kernel the module is built for: the newest installed Debian
-# linux-headers-*-amd64 that has a matching /boot/vmlinuz-* (the guest
-# kernel).  Override with KVER= or KDIR=.  Empty values are computed
-# again: "make check" on a machine without headers computes them before
-# "make deps" installs the headers, and exports them empty to the
-# sub-make that builds.
+# The kernel the module is built for and tested on (scripts/kver.sh):
+# by default Debian's default kernel, the release linux-headers-amd64
+# depends on (6.1 LTS on Debian 12); KVER=6.12 picks the newest 6.12
+# release installed or in Debian's archive, KVER=6.12.118+deb12-amd64 that
+# release (make deps installs its image and headers).  Override the
+# headers with KDIR=.  Empty values are computed again: "make check" on a
+# machine without headers computes them before "make deps" installs the
+# headers, and exports them empty to the sub-make that builds.
 ifeq ($(strip $(KVER)),)
-KVER := $(shell for d in $$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do \
-		v=$$(basename $$d | sed s/^linux-headers-//); \
-		if [ -e /boot/vmlinuz-$$v ]; then echo $$v; break; fi; done)
+override KVER := $(shell scripts/kver.sh)
+else
+override KVER := $(shell scripts/kver.sh $(KVER))
 endif
 ifeq ($(filter-out /usr/src/linux-headers-,$(strip $(KDIR))),)
 KDIR := /usr/src/linux-headers-$(KVER)
@@ -40,7 +44,7 @@ export DEBUG_CACHE
 VM_RUN := tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
-	bench-run vm-run check-debug fuzz sparse install clean
+	bench-run vm-run check-debug check-all-kernels fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -66,7 +70,7 @@ benchprogs:
 # Targets that need the packages run deps first, then build in a fresh
 # make (KVER is only known once the headers are installed).
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh $(if $(KVER),--kver $(KVER))
 
 check: deps
 	@$(MAKE) --no-print-directory all
@@ -98,6 +102,12 @@ else ifneq ($(value CMD),)
 else
 	@echo "usage: make vm-run CMD='command' | SCRIPT=path"; exit 2
 endif
+
+# Each kernel in a make of its own (module, initramfs and VM per KVER);
+# not what CI runs (.ci/run runs make check: the default kernel only).
+OTHER_KVERS ?= 6.12
+check-all-kernels:
+	@scripts/check-all-kernels.sh default $(OTHER_KVERS)
 
 check-debug: deps
 	@scripts/deps.sh --debug
