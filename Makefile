@@ -109,6 +109,9 @@ OTHER_KVERS ?= 6.12
 check-all-kernels:
 	@scripts/check-all-kernels.sh default $(OTHER_KVERS)
 
+# DEBUG_KSERIES=6.12 builds and tests the 6.12 debug kernel instead.
+DEBUG_KSERIES ?= 6.1
+export DEBUG_KSERIES
 check-debug: deps
 	@scripts/deps.sh --debug
 	@scripts/debug-kernel.sh build

@@ -7,9 +7,9 @@
 # every dependency resolved from the kernel's own module tree by
 # modprobe, never listed by hand.  What is built into a kernel (virtio_pci
 # in 6.12) needs nothing; compressed modules (6.12's .ko.xz) are
-# unpacked.  (The guest's root is the host's, so
-# modprobe works there too; loading them here makes them present even
-# before the root is mounted.)
+# unpacked.  (The guest's root is the host's, so modprobe works there
+# too; loading them here makes them present even before the root is
+# mounted.)
 #
 # usage: mkinitramfs.sh KVER OUTPUT [MODROOT]
 #   MODROOT: root holding lib/modules/KVER (default /); a kernel without
