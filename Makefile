@@ -11,6 +11,8 @@
 #   make bench      readdir: unionfs vs overlayfs vs bare ext4, one VM run
 #                   (BENCH_SIZES="1000 10000 100000"; tests/bench/guest.sh)
 #   make vm-run CMD='...' | SCRIPT=path   run something in the VM
+#   make check-all-kernels  make check on the default kernel, then on
+#                   each release or series in OTHER_KVERS (default 6.12)
 #   make check-debug  the VM suite on a KASAN/lockdep kernel (slow)
 #   make check-fresh  README's "make check" from nothing in a pristine
 #                   debootstrap bookworm root (cached in DEBUG_CACHE; long)
@@ -28,16 +30,20 @@
 #                   (DESTDIR=, PREFIX=/usr, HELPERDIR=/sbin)
 #   make clean
 
-# The kernel the module is built for: scripts/kver.sh decides (the newest
-# installed Debian linux-headers-*-amd64 that has a matching
-# /boot/vmlinuz-*, the guest kernel).  Override with KVER= or KDIR=.
-# Both are recursive variables, evaluated when a recipe runs, not when
-# this file is read: "make check" on a fresh machine reads this file
+# The kernel the module is built for and tested on (scripts/kver.sh): by
+# default Debian's default kernel, the release linux-image-amd64 depends on
+# (6.1 LTS on Debian 12); KVER=6.12 picks the newest 6.12 release installed
+# or in Debian's archive, KVER=6.12.118+deb12-amd64 that release (make deps
+# installs its image and headers).  Override the headers with KDIR=.
+# The default is a recursive variable, evaluated when a recipe runs, not
+# when this file is read: "make check" on a fresh machine reads this file
 # before "make deps" has installed the headers, and every recipe after
 # deps (and scripts/check.sh, which calls kver.sh itself when KVER is
 # empty) must see the installed kernel.
 ifeq ($(strip $(KVER)),)
 KVER = $(shell $(CURDIR)/scripts/kver.sh)
+else
+override KVER := $(shell $(CURDIR)/scripts/kver.sh $(KVER))
 endif
 ifeq ($(filter-out /usr/src/linux-headers-,$(strip $(KDIR))),)
 KDIR = /usr/src/linux-headers-$(KVER)
@@ -51,8 +57,8 @@ export DEBUG_CACHE
 VM_RUN = tests/vm/run.sh --kver $(KVER)
 
 .PHONY: all module tools testprogs benchprogs deps check check-long demo bench \
-	bench-run vm-run check-debug check-fresh dkms-install dkms-remove \
-	check-dkms check-deb deb fuzz sparse install clean
+	bench-run vm-run check-debug check-all-kernels check-fresh dkms-install \
+	dkms-remove check-dkms check-deb deb fuzz sparse install clean
 
 all: module tools testprogs
 
@@ -78,7 +84,7 @@ benchprogs:
 # Targets that need the packages run deps first, then build in a fresh
 # make (KVER is only known once the headers are installed).
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh $(if $(KVER),--kver $(KVER))
 
 check: deps
 	@$(MAKE) --no-print-directory all
@@ -111,6 +117,15 @@ else
 	@echo "usage: make vm-run CMD='command' | SCRIPT=path"; exit 2
 endif
 
+# Each kernel in a make of its own (module, initramfs and VM per KVER);
+# not what CI runs (.ci/run runs make check: the default kernel only).
+OTHER_KVERS ?= 6.12
+check-all-kernels:
+	@scripts/check-all-kernels.sh default $(OTHER_KVERS)
+
+# DEBUG_KSERIES=6.12 builds and tests the 6.12 debug kernel instead.
+DEBUG_KSERIES ?= 6.1
+export DEBUG_KSERIES
 check-debug: deps
 	@scripts/deps.sh --debug
 	@scripts/debug-kernel.sh build

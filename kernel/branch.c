@@ -111,15 +111,14 @@ int unionfs_do_rename(struct vfsmount *mnt, struct dentry *odir,
 		      struct dentry *nd, unsigned int flags)
 {
 	struct renamedata rd = {
-		.old_mnt_userns = unionfs_mnt_idmap(mnt),
 		.old_dir = d_inode(odir),
 		.old_dentry = od,
-		.new_mnt_userns = unionfs_mnt_idmap(mnt),
 		.new_dir = d_inode(ndir),
 		.new_dentry = nd,
 		.flags = flags,
 	};
 
+	unionfs_init_renamedata(&rd, unionfs_mnt_idmap(mnt));
 	return vfs_rename(&rd);
 }
 
@@ -143,7 +142,8 @@ int __unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
 			  const char *name, const void *value, size_t size,
 			  int flags)
 {
-	return vfs_setxattr(unionfs_mnt_idmap(mnt), d, name, value, size, flags);
+	return unionfs_vfs_setxattr(unionfs_mnt_idmap(mnt), d, name, value, size,
+				    flags);
 }
 
 int unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
@@ -163,7 +163,7 @@ int unionfs_do_setxattr(struct vfsmount *mnt, struct dentry *d,
 int __unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 			     const char *name)
 {
-	int err = vfs_removexattr(unionfs_mnt_idmap(mnt), d, name);
+	int err = unionfs_vfs_removexattr(unionfs_mnt_idmap(mnt), d, name);
 
 	return err == -ENODATA ? 0 : err;
 }
@@ -175,7 +175,7 @@ int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 
 	if (err)
 		return err;
-	err = vfs_removexattr(unionfs_mnt_idmap(mnt), d, name);
+	err = unionfs_vfs_removexattr(unionfs_mnt_idmap(mnt), d, name);
 	mnt_drop_write(mnt);
 	return err;
 }
@@ -188,8 +188,8 @@ struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode)
 
 	if (err)
 		return ERR_PTR(err);
-	f = vfs_tmpfile_open(unionfs_mnt_idmap(dir->mnt), dir, mode,
-			     O_LARGEFILE | O_WRONLY, current_cred());
+	f = unionfs_tmpfile_open(unionfs_mnt_idmap(dir->mnt), dir, mode,
+				 O_LARGEFILE | O_WRONLY, current_cred());
 	mnt_drop_write(dir->mnt);
 	return f;
 }
@@ -198,10 +198,5 @@ struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode)
 long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
 		       loff_t *opos, size_t len)
 {
-	long n;
-
-	file_start_write(out);
-	n = do_splice_direct(in, ppos, out, opos, len, 0);
-	file_end_write(out);
-	return n;
+	return unionfs_splice_direct(in, ppos, out, opos, len);
 }

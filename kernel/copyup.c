@@ -95,7 +95,7 @@ static int unionfs_drop_acl(struct super_block *sb, struct dentry *upper,
 	int err;
 
 	/* Look first: removing costs a transaction even when there is none. */
-	size = vfs_getxattr(uidmap, upper, name, NULL, 0);
+	size = unionfs_vfs_getxattr(uidmap, upper, name, NULL, 0);
 	if (size == -ENODATA || size == -EOPNOTSUPP)
 		return 0;
 	if (size < 0)
@@ -151,7 +151,7 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 	     name += strlen(name) + 1) {
 		if (unionfs_xattr_fs_private(lower, name))
 			continue;
-		err = security_inode_copy_up_xattr(name);
+		err = unionfs_security_copy_up_xattr(lower->dentry, name);
 		if (err < 0 && err != -EOPNOTSUPP)
 			break;
 		if (err == 1) {		/* the LSM discards it */
@@ -159,7 +159,7 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 			continue;
 		}
 		err = 0;
-		size = vfs_getxattr(lidmap, lower->dentry, name, NULL, 0);
+		size = unionfs_vfs_getxattr(lidmap, lower->dentry, name, NULL, 0);
 		if (size == -ENODATA)
 			continue;
 		if (size < 0) {
@@ -175,7 +175,8 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 				break;
 			}
 		}
-		size = vfs_getxattr(lidmap, lower->dentry, name, value, size);
+		size = unionfs_vfs_getxattr(lidmap, lower->dentry, name, value,
+					    size);
 		if (size < 0) {
 			err = size;
 			break;

@@ -325,7 +325,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	unionfs_set_upper(new, ud);
 	set_nlink(inode, d_inode(uold)->i_nlink +
 			 READ_ONCE(UNIONFS_I(inode)->lower_links));
-	inode->i_ctime = d_inode(uold)->i_ctime;
+	unionfs_set_inode_ctime(inode, unionfs_inode_ctime(d_inode(uold)));
 	ihold(inode);
 	d_instantiate(new, inode);
 	unionfs_rd_add(&rdt, &new->d_name, inode);
@@ -462,8 +462,9 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 		clear_nlink(inode);
 	else
 		unionfs_name_gone(inode);
-	inode->i_ctime = current_time(inode);
-	dir->i_mtime = dir->i_ctime = current_time(dir);
+	unionfs_set_inode_ctime(inode, current_time(inode));
+	unionfs_set_inode_ctime(dir, current_time(dir));
+	unionfs_set_inode_mtime(dir, unionfs_inode_ctime(dir));
 	WRITE_ONCE(di->removed, true);
 	WRITE_ONCE(di->invalid, true);
 	unionfs_rd_del(&rdt, &dentry->d_name);
@@ -736,4 +737,5 @@ const struct inode_operations unionfs_dir_iops = {
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
 	.unionfs_get_acl_op = unionfs_get_acl,
+	UNIONFS_SET_ACL_OP
 };

@@ -165,10 +165,8 @@ static ssize_t unionfs_copy_file_range(struct file *in, loff_t pos_in,
 
 	ret = vfs_copy_file_range(rin, pos_in, rout, pos_out, len, flags);
 	if (ret == -EXDEV || ret == -EOPNOTSUPP) {
-		file_start_write(rout);
-		ret = do_splice_direct(rin, &pos_in, rout, &pos_out,
-				       min_t(size_t, len, MAX_RW_COUNT), 0);
-		file_end_write(rout);
+		ret = unionfs_splice_direct(rin, &pos_in, rout, &pos_out,
+					    min_t(size_t, len, MAX_RW_COUNT));
 	}
 	fsstack_copy_inode_size(inode, file_inode(rout));
 	fsstack_copy_attr_times(inode, file_inode(rout));
@@ -234,5 +232,5 @@ const struct file_operations unionfs_file_fops = {
 	.mmap		= unionfs_mmap,
 	.fsync		= unionfs_fsync,
 	.fadvise	= unionfs_fadvise,
-	.splice_read	= generic_file_splice_read,
+	.splice_read	= unionfs_passthrough_splice_read,
 };

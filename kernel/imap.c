@@ -19,7 +19,6 @@
 #include <linux/exportfs.h>
 #include <linux/fs.h>
 #include <linux/namei.h>
-#include <asm/unaligned.h>
 #include <linux/slab.h>
 #include "unionfs.h"
 

@@ -111,9 +111,9 @@ void unionfs_copy_attr(struct inode *inode, const struct inode *real)
 	inode->i_uid = real->i_uid;
 	inode->i_gid = real->i_gid;
 	inode->i_rdev = real->i_rdev;
-	inode->i_atime = real->i_atime;
-	inode->i_mtime = real->i_mtime;
-	inode->i_ctime = real->i_ctime;
+	unionfs_set_inode_atime(inode, unionfs_inode_atime(real));
+	unionfs_set_inode_mtime(inode, unionfs_inode_mtime(real));
+	unionfs_set_inode_ctime(inode, unionfs_inode_ctime(real));
 	inode->i_blkbits = real->i_blkbits;
 	set_nlink(inode, real->i_nlink);
 	inode_set_flags(inode, real->i_flags & UNIONFS_COPY_I_FLAGS,
@@ -270,7 +270,7 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	int err;
 
 	unionfs_real_path(dentry, &real);
-	err = vfs_getattr(&real, stat, request_mask, flags);
+	err = unionfs_vfs_getattr(&real, stat, request_mask, flags);
 	if (err)
 		return err;
 	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
@@ -340,7 +340,7 @@ int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 	if (!real)
 		return -ESTALE;
 	unionfs_refresh_perm_attr(inode, real);
-	err = generic_permission(&init_user_ns, inode, mask);
+	err = generic_permission(unionfs_nop_idmap, inode, mask);
 	if (err)
 		return err;
 
@@ -398,7 +398,7 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 	struct dentry *upper;
 	int err;
 
-	err = setattr_prepare(&init_user_ns, dentry, attr);
+	err = setattr_prepare(unionfs_nop_idmap, dentry, attr);
 	if (err)
 		return err;
 	err = unionfs_copy_up(dentry);
@@ -454,18 +454,17 @@ static int unionfs_xattr_get(const struct xattr_handler *handler,
  * must be checked before the copy-up too, so that a refused setfacl
  * copies nothing.
  */
-static int unionfs_xattr_set(const struct xattr_handler *handler,
-			     unionfs_idmap_t *idmap, struct dentry *dentry,
-			     struct inode *inode, const char *name,
-			     const void *value, size_t size, int flags)
+int unionfs_xattr_change(struct dentry *dentry, const char *name,
+			 const void *value, size_t size, int flags)
 {
 	struct vfsmount *mnt = unionfs_upper_mnt(dentry->d_sb);
+	struct inode *inode = d_inode(dentry);
 	struct dentry *upper;
 	int err;
 
 	if ((!strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS) ||
 	     !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT)) &&
-	    !inode_owner_or_capable(&init_user_ns, inode))
+	    !inode_owner_or_capable(unionfs_nop_idmap, inode))
 		return -EPERM;
 	err = unionfs_copy_up(dentry);
 	if (err)
@@ -478,6 +477,14 @@ static int unionfs_xattr_set(const struct xattr_handler *handler,
 	if (!err)
 		unionfs_copy_attr(inode, d_inode(upper));
 	return err;
+}
+
+static int unionfs_xattr_set(const struct xattr_handler *handler,
+			     unionfs_idmap_t *idmap, struct dentry *dentry,
+			     struct inode *inode, const char *name,
+			     const void *value, size_t size, int flags)
+{
+	return unionfs_xattr_change(dentry, name, value, size, flags);
 }
 
 ssize_t unionfs_listxattr(struct dentry *dentry, char *list, size_t size)
@@ -505,6 +512,7 @@ const struct inode_operations unionfs_file_iops = {
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
 	.unionfs_get_acl_op = unionfs_get_acl,
+	UNIONFS_SET_ACL_OP
 };
 
 const struct inode_operations unionfs_symlink_iops = {
@@ -513,6 +521,7 @@ const struct inode_operations unionfs_symlink_iops = {
 	.getattr	= unionfs_getattr,
 	.listxattr	= unionfs_listxattr,
 	.unionfs_get_acl_op = unionfs_get_acl,
+	UNIONFS_SET_ACL_OP
 };
 
 const struct inode_operations unionfs_special_iops = {
@@ -521,4 +530,5 @@ const struct inode_operations unionfs_special_iops = {
 	.permission	= unionfs_permission,
 	.listxattr	= unionfs_listxattr,
 	.unionfs_get_acl_op = unionfs_get_acl,
+	UNIONFS_SET_ACL_OP
 };

@@ -314,15 +314,17 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 static void unionfs_rd_stamp(struct odf_rd_stamp *st, u16 branch,
 			     struct inode *inode)
 {
-	struct timespec64 now;
+	struct timespec64 now, mtime, ctime;
 
 	memset(st, 0, sizeof(*st));
 	st->st_branch = cpu_to_le16(branch);
 	if (!inode)
 		return;
 	st->st_dir_ino = cpu_to_le64(inode->i_ino);
-	st->st_mtime_ns = cpu_to_le64(timespec64_to_ns(&inode->i_mtime));
-	st->st_ctime_ns = cpu_to_le64(timespec64_to_ns(&inode->i_ctime));
+	mtime = unionfs_inode_mtime(inode);
+	ctime = unionfs_inode_ctime(inode);
+	st->st_mtime_ns = cpu_to_le64(timespec64_to_ns(&mtime));
+	st->st_ctime_ns = cpu_to_le64(timespec64_to_ns(&ctime));
 	if (IS_I_VERSION(inode)) {
 		/*
 		 * The version says it all, and the size would lie: XFS keeps
@@ -340,8 +342,8 @@ static void unionfs_rd_stamp(struct odf_rd_stamp *st, u16 branch,
 	 * match, so the next read reconciles.
 	 */
 	now = current_time(inode);
-	if (timespec64_compare(&inode->i_ctime, &now) >= 0 ||
-	    timespec64_compare(&inode->i_mtime, &now) >= 0)
+	if (timespec64_compare(&ctime, &now) >= 0 ||
+	    timespec64_compare(&mtime, &now) >= 0)
 		st->st_ctime_ns = 0;
 }
 

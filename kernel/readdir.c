@@ -707,10 +707,7 @@ static loff_t unionfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	}
 	if (offset < 0 || offset > ODF_RD_OFF_MAX)
 		return -EINVAL;
-	if (offset != file->f_pos) {
-		file->f_pos = offset;
-		file->f_version = 0;
-	}
+	file->f_pos = offset;
 	return offset;
 }
 

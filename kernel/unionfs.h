@@ -405,6 +405,8 @@ struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu);
 #else
 #define unionfs_get_acl	NULL
 #endif
+int unionfs_xattr_change(struct dentry *dentry, const char *name,
+			 const void *value, size_t size, int flags);
 ssize_t unionfs_listxattr(struct dentry *dentry, char *list, size_t size);
 int unionfs_init_inode_cache(void);
 void unionfs_destroy_inode_cache(void);

@@ -3,9 +3,11 @@
 #
 # make check-debug: the VM suite on a kernel built the way filesystem
 # developers test: KASAN, lockdep (PROVE_LOCKING), DEBUG_ATOMIC_SLEEP,
-# list and refcount debugging.  Built once from Debian's linux-source-6.1
-# into $DEBUG_CACHE (outside the source tree) and reused; the module is
-# built against it in build/debug/.
+# list and refcount debugging.  Built once from Debian's
+# linux-source-$DEBUG_KSERIES (6.1 by default; DEBUG_KSERIES=6.12 builds
+# the 6.12 LTS from linux-source-6.12) into $DEBUG_CACHE (outside the
+# source tree) and reused; the module is built against it in
+# build/debug/ (build/debug-SERIES/ for another series).
 #
 # usage: debug-kernel.sh build    build the kernel unless it is current
 #        debug-kernel.sh check    build the module for it, run the VM suite
@@ -13,9 +15,15 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${DEBUG_CACHE:-/var/cache/odf-unionfs}
-tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
-srcdir=$cache/linux-source-6.1
-objdir=$cache/obj
+series=${DEBUG_KSERIES:-6.1}
+tarball=$(ls "/usr/src/linux-source-$series.tar.xz" 2>/dev/null || true)
+srcdir=$cache/linux-source-$series
+# 6.1 keeps the directories it always had, so an existing build is reused.
+if [ "$series" = 6.1 ]; then
+	objdir=$cache/obj suffix=
+else
+	objdir=$cache/obj-$series suffix=-$series
+fi
 stamp=$objdir/.odf-config-stamp
 
 # Options on top of x86_64_defconfig + kvm_guest.config.  Everything the
@@ -39,7 +47,7 @@ CRYPTO_CRC32C=y LIBCRC32C=y
 kernel_image() { echo "$objdir/arch/x86/boot/bzImage"; }
 
 do_build() {
-	[ -n "$tarball" ] || { echo "debug-kernel: linux-source-6.1 is not installed (make deps)" >&2; exit 1; }
+	[ -n "$tarball" ] || { echo "debug-kernel: linux-source-$series is not installed (make deps)" >&2; exit 1; }
 	want=$(echo "$tarball $(stat -c %Y "$tarball") $options" | md5sum | cut -d' ' -f1)
 	if [ -f "$(kernel_image)" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		echo "debug-kernel: $(kernel_image) is current"
@@ -83,12 +91,12 @@ do_build() {
 do_check() {
 	[ -f "$(kernel_image)" ] || { echo "debug-kernel: build it first" >&2; exit 1; }
 	kver=$(make -s -C "$srcdir" O="$objdir" kernelrelease)
-	out=$top/build/debug
+	out=$top/build/debug$suffix
 	rm -rf "$out/kernel" "$out/include"
 	mkdir -p "$out"
 	cp -r "$top/kernel" "$top/include" "$out/"
 	make -C "$out/kernel" KDIR="$objdir"
-	VM_OUT=$top/build/vm-debug
+	VM_OUT=$top/build/vm-debug$suffix
 	VM_TIMEOUT_SCALE=${VM_TIMEOUT_SCALE:-4} \
 	"$top"/tests/vm/run.sh --kver "$kver" --kernel "$(kernel_image)" \
 		--modroot none --module "$out/kernel/unionfs.ko" \

@@ -17,7 +17,13 @@ set -eu
 #             python3 (test helpers), sparse (C=1 checks),
 #             dmsetup (dm-log-writes and dm-snapshot targets of the power-cut
 #             tests, tests/vm/tests/union-powercut.sh)
-#   --debug:  linux-source-6.1 and what building a kernel needs (check-debug)
+#             xz-utils (6.12's modules are .ko.xz; the initramfs unpacks them)
+#   --kver KVER: linux-image-KVER and linux-headers-KVER, the guest kernel
+#             and the headers the module is built against for that
+#             release (make check KVER=6.12.118+deb12-amd64; the default
+#             kernel comes with the two -amd64 metapackages above)
+#   --debug:  linux-source-<series of KVER> (DEBUG_KSERIES, default 6.1)
+#             and what building a kernel needs (check-debug)
 #   --fuzz:   clang (libFuzzer, for make fuzz)
 #   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
 #   --dkms:   dkms (make dkms-install)
@@ -27,14 +33,20 @@ packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
-	xfsprogs attr acl util-linux python3 sparse dmsetup"
-case ${1:-} in
---debug) packages="$packages linux-source-6.1 bc flex bison libelf-dev libssl-dev" ;;
---fuzz) packages="$packages clang" ;;
---fresh) packages="$packages debootstrap" ;;
---dkms) packages="$packages dkms" ;;
---deb) packages="$packages build-essential dpkg-dev debhelper dh-dkms lintian" ;;
-esac
+	xfsprogs attr acl util-linux python3 sparse dmsetup xz-utils"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kver) [ -n "${2:-}" ] && packages="$packages linux-image-$2 linux-headers-$2"
+		shift ;;
+	--debug) packages="$packages linux-source-${DEBUG_KSERIES:-6.1} bc flex bison libelf-dev libssl-dev" ;;
+	--fuzz) packages="$packages clang" ;;
+	--fresh) packages="$packages debootstrap" ;;
+	--dkms) packages="$packages dkms" ;;
+	--deb) packages="$packages build-essential dpkg-dev debhelper dh-dkms lintian" ;;
+	*) echo "deps: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
 
 missing=
 for p in $packages; do

@@ -5,9 +5,11 @@
 # to reach its root (virtio, 9p) and to run the tests (ext4, xfs, loop,
 # overlay; dm-log-writes and dm-snapshot for the power-cut tests), with
 # every dependency resolved from the kernel's own module tree by
-# modprobe, never listed by hand.  (The guest's root is the host's, so
-# modprobe works there too; loading them here makes them present even
-# before the root is mounted.)
+# modprobe, never listed by hand.  What is built into a kernel (virtio_pci
+# in 6.12) needs nothing; compressed modules (6.12's .ko.xz) are
+# unpacked.  (The guest's root is the host's, so modprobe works there
+# too; loading them here makes them present even before the root is
+# mounted.)
 #
 # usage: mkinitramfs.sh KVER OUTPUT [MODROOT]
 #   MODROOT: root holding lib/modules/KVER (default /); a kernel without
@@ -36,8 +38,15 @@ if [ "$modroot" != none ]; then
 		modprobe -d "$modroot" -S "$kver" --show-depends "$m" |
 			awk '$1 == "insmod" { print $2 }'
 	done | awk '!seen[$0]++' | while read -r ko; do
-		cp "$ko" "$work"/lib/modules/
-		echo "$(basename "$ko")" >>"$work"/modules.load
+		# 6.12 ships modules compressed; busybox insmod wants them plain.
+		name=$(basename "$ko")
+		case $ko in
+		*.ko.xz) name=${name%.xz}; xz -dc "$ko" >"$work/lib/modules/$name" ;;
+		*.ko.zst) name=${name%.zst}; zstd -qdc "$ko" >"$work/lib/modules/$name" ;;
+		*.ko.gz) name=${name%.gz}; gzip -dc "$ko" >"$work/lib/modules/$name" ;;
+		*) cp "$ko" "$work"/lib/modules/ ;;
+		esac
+		echo "$name" >>"$work"/modules.load
 	done
 fi
 
