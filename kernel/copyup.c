@@ -290,11 +290,42 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	return err;
 }
 
+/* Make the new upper object @ud and its entry in @uparent durable. */
+static int unionfs_copy_up_sync(const struct path *uparent, struct dentry *ud)
+{
+	struct path p = { .mnt = uparent->mnt, .dentry = ud };
+	struct file *f;
+	int err;
+
+	if (d_can_lookup(ud)) {
+		f = dentry_open(&p, O_RDONLY | O_DIRECTORY, current_cred());
+		if (IS_ERR(f))
+			return PTR_ERR(f);
+		err = vfs_fsync(f, 0);
+		fput(f);
+	} else {
+		/* No file to fsync a symlink or node with: its inode. */
+		err = sync_inode_metadata(d_inode(ud), 1);
+	}
+	if (err)
+		return err;
+	p.dentry = uparent->dentry;
+	f = dentry_open(&p, O_RDONLY | O_DIRECTORY, current_cred());
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = vfs_fsync(f, 0);
+	fput(f);
+	return err;
+}
+
 /*
  * Anything else is created at its name, then given its attributes.  It is
  * made with the lower object's owner and permission bits from the start,
  * so what a crash leaves before the attributes are copied is never an
- * object of the mounter's; an error removes the half-built object.
+ * object of the mounter's; an error removes the half-built object.  A
+ * COPYUP intent committed first names the object: a crash before its
+ * records are committed leaves it half built (no extended attributes,
+ * hence no ACL, perhaps), and the next mount removes it (section 9.6).
  */
 static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower,
 				 unsigned int lbindex, const struct kstat *st,
@@ -308,6 +339,7 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 	const struct cred *old_cred;
 	struct unionfs_rd_txn rdt;
 	struct cred *c;
+	u64 seq;
 	int err;
 
 	if (S_ISLNK(st->mode)) {
@@ -319,6 +351,12 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 	if (!c) {
 		do_delayed_call(&done);
 		return -ENOMEM;
+	}
+	err = unionfs_intent_begin_copyup(dentry, uparent->dentry, &seq);
+	if (err) {
+		put_cred(c);
+		do_delayed_call(&done);
+		return err;
 	}
 	c->fsuid = st->uid;
 	c->fsgid = st->gid;
@@ -348,10 +386,12 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 	put_cred(c);
 	do_delayed_call(&done);
 	if (err)
-		return err;
+		goto out;
 	err = unionfs_copy_xattrs(sb, lower, ud);
 	if (!err)
 		err = unionfs_copy_attrs(sb, ud, st);
+	if (!err)
+		err = unionfs_copy_up_sync(uparent, ud);
 	if (!err)
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
@@ -361,6 +401,12 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 		unionfs_do_remove(mnt, uparent->dentry, ud);
 		unionfs_unlock_parent(mnt, uparent->dentry);
 	}
+out:
+	/*
+	 * Complete, or removed: the intent goes.  If that fails, the next
+	 * mount finds the records (or no object) and drops it.
+	 */
+	unionfs_intent_end(UNIONFS_SB(sb), seq);
 	return err;
 }
 

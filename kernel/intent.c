@@ -34,22 +34,27 @@ static char *unionfs_intent_hint(struct super_block *sb, struct dentry *d,
 				      buf, len);
 }
 
+/* What an intent says, before it is encoded or after it is read back. */
+struct unionfs_intent {
+	unsigned int op;
+	u64 ino, src_dir, dst_dir;
+	u32 gen;
+	char *src, *dst, *src_hint, *dst_hint;	/* NUL-terminated */
+	char *buf;
+};
+
 /*
- * Write and commit RENAME(@old, @new) of upper inode @upper; its number
- * goes to @seq.  The intent names the parents by union inode number and
- * the names themselves, with the upper paths of the parents as hints for
- * the next mount (section 8).
+ * Encode @in, write it as /reclaim/intent-<seq> and commit it (the file
+ * and the directory entry); the number goes to @seq.
  */
-int unionfs_intent_begin(struct dentry *old, struct dentry *new,
-			 struct inode *upper, u64 *seq)
+static int unionfs_intent_write(struct unionfs_sb_info *sbi,
+				const struct unionfs_intent *in, u64 *seq)
 {
-	struct super_block *sb = old->d_sb;
-	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct dentry *rdir = sbi->reclaim.dentry;
 	char name[UNIONFS_INTENT_NAME];
-	char *sbuf, *dbuf, *sh, *dh;
-	size_t sl = old->d_name.len, dl = new->d_name.len, shl, dhl, len;
-	struct odf_intent *in = NULL;
+	size_t sl = strlen(in->src), dl = strlen(in->dst);
+	size_t shl = strlen(in->src_hint), dhl = strlen(in->dst_hint), len;
+	struct odf_intent *h;
 	struct dentry *d = NULL;
 	struct file *f;
 	struct path p;
@@ -58,48 +63,31 @@ int unionfs_intent_begin(struct dentry *old, struct dentry *new,
 	char *s;
 	int err;
 
-	/* Hints have no PATH_MAX limit (a union may be deeper). */
-	sbuf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
-	dbuf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
-	err = sbuf && dbuf ? 0 : -ENOMEM;
-	if (err)
-		goto out_free;
-	sh = unionfs_intent_hint(sb, unionfs_upper(old->d_parent), sbuf,
-				 ODF_INTENT_HINT_MAX + 1);
-	dh = unionfs_intent_hint(sb, unionfs_upper(new->d_parent), dbuf,
-				 ODF_INTENT_HINT_MAX + 1);
-	if (IS_ERR(sh) || IS_ERR(dh)) {
-		err = IS_ERR(sh) ? PTR_ERR(sh) : PTR_ERR(dh);
-		goto out_free;
-	}
-	shl = strlen(sh);
-	dhl = strlen(dh);
-	len = sizeof(*in) + sl + dl + shl + dhl;
-	in = kvzalloc(len, GFP_KERNEL);
-	err = -ENOMEM;
-	if (!in)
-		goto out_free;
+	len = sizeof(*h) + sl + dl + shl + dhl;
+	h = kvzalloc(len, GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
 	mutex_lock(&sbi->odf_lock);
 	*seq = ++sbi->reclaim_seq;
-	in->i_magic = cpu_to_le32(ODF_INTENT_MAGIC);
-	in->i_version = cpu_to_le16(ODF_INTENT_VERSION);
-	in->i_op = cpu_to_le16(ODF_INTENT_RENAME);
-	in->i_src_len = cpu_to_le16(sl);
-	in->i_dst_len = cpu_to_le16(dl);
-	in->i_seq = cpu_to_le64(*seq);
-	in->i_time = cpu_to_le64(ktime_get_real_seconds());
-	in->i_ino = cpu_to_le64(upper->i_ino);
-	in->i_gen = cpu_to_le32(upper->i_generation);
-	in->i_src_hint_len = cpu_to_le16(shl);
-	in->i_dst_hint_len = cpu_to_le16(dhl);
-	in->i_src_dir = cpu_to_le64(d_inode(old->d_parent)->i_ino);
-	in->i_dst_dir = cpu_to_le64(d_inode(new->d_parent)->i_ino);
-	s = (char *)(in + 1);
-	memcpy(s, old->d_name.name, sl);
-	memcpy(s + sl, new->d_name.name, dl);
-	memcpy(s + sl + dl, sh, shl);
-	memcpy(s + sl + dl + shl, dh, dhl);
-	in->i_crc = cpu_to_le32(unionfs_odf_crc(in, len,
+	h->i_magic = cpu_to_le32(ODF_INTENT_MAGIC);
+	h->i_version = cpu_to_le16(ODF_INTENT_VERSION);
+	h->i_op = cpu_to_le16(in->op);
+	h->i_src_len = cpu_to_le16(sl);
+	h->i_dst_len = cpu_to_le16(dl);
+	h->i_seq = cpu_to_le64(*seq);
+	h->i_time = cpu_to_le64(ktime_get_real_seconds());
+	h->i_ino = cpu_to_le64(in->ino);
+	h->i_gen = cpu_to_le32(in->gen);
+	h->i_src_hint_len = cpu_to_le16(shl);
+	h->i_dst_hint_len = cpu_to_le16(dhl);
+	h->i_src_dir = cpu_to_le64(in->src_dir);
+	h->i_dst_dir = cpu_to_le64(in->dst_dir);
+	s = (char *)(h + 1);
+	memcpy(s, in->src, sl);
+	memcpy(s + sl, in->dst, dl);
+	memcpy(s + sl + dl, in->src_hint, shl);
+	memcpy(s + sl + dl + shl, in->dst_hint, dhl);
+	h->i_crc = cpu_to_le32(unionfs_odf_crc(h, len,
 					offsetof(struct odf_intent, i_crc)));
 
 	unionfs_intent_name(name, *seq);
@@ -121,7 +109,7 @@ int unionfs_intent_begin(struct dentry *old, struct dentry *new,
 	f = dentry_open(&p, O_WRONLY | O_LARGEFILE, current_cred());
 	err = PTR_ERR_OR_ZERO(f);
 	if (!err) {
-		n = kernel_write(f, in, len, &pos);
+		n = kernel_write(f, h, len, &pos);
 		err = n == len ? vfs_fsync(f, 0) : n < 0 ? n : -EIO;
 		fput(f);
 	}
@@ -131,10 +119,88 @@ out:
 	if (!IS_ERR_OR_NULL(d))
 		dput(d);
 	mutex_unlock(&sbi->odf_lock);
+	kvfree(h);
+	return err;
+}
+
+/*
+ * Write and commit RENAME(@old, @new) of upper inode @upper; its number
+ * goes to @seq.  The intent names the parents by union inode number and
+ * the names themselves, with the upper paths of the parents as hints for
+ * the next mount (section 8).
+ */
+int unionfs_intent_begin(struct dentry *old, struct dentry *new,
+			 struct inode *upper, u64 *seq)
+{
+	struct super_block *sb = old->d_sb;
+	struct unionfs_intent in = {
+		.op = ODF_INTENT_RENAME,
+		.ino = upper->i_ino,
+		.gen = upper->i_generation,
+		.src_dir = d_inode(old->d_parent)->i_ino,
+		.dst_dir = d_inode(new->d_parent)->i_ino,
+		.src = (char *)old->d_name.name,
+		.dst = (char *)new->d_name.name,
+	};
+	char *sbuf, *dbuf;
+	int err;
+
+	/* Hints have no PATH_MAX limit (a union may be deeper). */
+	sbuf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
+	dbuf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
+	err = sbuf && dbuf ? 0 : -ENOMEM;
+	if (err)
+		goto out_free;
+	in.src_hint = unionfs_intent_hint(sb, unionfs_upper(old->d_parent),
+					  sbuf, ODF_INTENT_HINT_MAX + 1);
+	in.dst_hint = unionfs_intent_hint(sb, unionfs_upper(new->d_parent),
+					  dbuf, ODF_INTENT_HINT_MAX + 1);
+	if (IS_ERR(in.src_hint) || IS_ERR(in.dst_hint)) {
+		err = IS_ERR(in.src_hint) ? PTR_ERR(in.src_hint) :
+					    PTR_ERR(in.dst_hint);
+		goto out_free;
+	}
+	err = unionfs_intent_write(UNIONFS_SB(sb), &in, seq);
 out_free:
-	kvfree(in);
 	kvfree(sbuf);
 	kvfree(dbuf);
+	return err;
+}
+
+/*
+ * Write and commit COPYUP of @dentry (section 9.6), whose upper parent
+ * is @uparent: the copy about to be built at its name is removed at the
+ * next mount unless its records, which give it union inode number
+ * d_inode(@dentry)->i_ino, are there.
+ */
+int unionfs_intent_begin_copyup(struct dentry *dentry, struct dentry *uparent,
+				u64 *seq)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_intent in = {
+		.op = ODF_INTENT_COPYUP,
+		.ino = d_inode(dentry)->i_ino,
+		.src_dir = d_inode(dentry->d_parent)->i_ino,
+		.dst_dir = d_inode(dentry->d_parent)->i_ino,
+	};
+	struct name_snapshot n;
+	char *buf;
+	int err;
+
+	buf = kvmalloc(ODF_INTENT_HINT_MAX + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	take_dentry_name_snapshot(&n, dentry);
+	in.src = (char *)n.name.name;
+	in.dst = in.src;
+	in.src_hint = unionfs_intent_hint(sb, uparent, buf,
+					  ODF_INTENT_HINT_MAX + 1);
+	in.dst_hint = in.src_hint;
+	err = PTR_ERR_OR_ZERO(in.src_hint);
+	if (!err)
+		err = unionfs_intent_write(UNIONFS_SB(sb), &in, seq);
+	release_dentry_name_snapshot(&n);
+	kvfree(buf);
 	return err;
 }
 
@@ -163,14 +229,6 @@ int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq)
 	mutex_unlock(&sbi->odf_lock);
 	return err;
 }
-
-/* A rename intent as read back. */
-struct unionfs_intent {
-	u64 ino, src_dir, dst_dir;
-	u32 gen;
-	char *src, *dst, *src_hint, *dst_hint;	/* NUL-terminated */
-	char *buf;
-};
 
 /*
  * The upper directory of union directory @uino, found at @hint: NULL
@@ -253,6 +311,67 @@ static int unionfs_intent_redo_rename(struct super_block *sb,
 	return err;
 }
 
+/*
+ * A COPYUP intent (section 9.6): the copy at the name is complete when
+ * its records give it the intent's union inode number; otherwise it is
+ * half built (no records, perhaps without its extended attributes or
+ * times) and goes, so the name shows the lower object again.  A
+ * directory that is not empty (written on the branch directly) stays.
+ */
+static int unionfs_intent_undo_copyup(struct super_block *sb,
+				      const struct unionfs_intent *in)
+{
+	struct vfsmount *mnt = unionfs_branch(sb, 0)->root.mnt;
+	const char *odf = UNIONFS_SB(sb)->odf_name;
+	struct dentry *dir, *d;
+	struct inode *inode;
+	u64 u = 0;
+	int err;
+
+	dir = unionfs_intent_dir(sb, in->src_hint, in->src_dir);
+	if (!dir)
+		return 0;	/* the parent is gone: so is the copy */
+	d = lookup_one_len_unlocked(in->src, dir, strlen(in->src));
+	err = PTR_ERR_OR_ZERO(d);
+	if (err)
+		goto out;
+	inode = d_inode(d);
+	/* Records (ODF lock) first: never under the upper parent's lock. */
+	if (!inode || (!unionfs_ino_of(sb, 0, inode, &u, NULL) &&
+		       u == in->ino)) {
+		dput(d);
+		goto out;	/* nothing there, or the copy is complete */
+	}
+	err = unionfs_lock_parent(mnt, dir);
+	if (!err) {
+		struct dentry *d2;
+
+		d2 = lookup_one_len(in->src, dir, strlen(in->src));
+		err = PTR_ERR_OR_ZERO(d2);
+		if (!err) {
+			if (d_inode(d2) == inode)
+				err = unionfs_do_remove(mnt, dir, d2);
+			dput(d2);
+		}
+		unionfs_unlock_parent(mnt, dir);
+	}
+	dput(d);
+	if (err == -ENOTEMPTY) {
+		pr_warn("ODF '%s': '%s' was copied up without its records and is not empty: kept\n",
+			odf, in->src);
+		err = 0;
+	} else if (!err) {
+		pr_notice("ODF '%s': removed the unfinished copy-up of '%s'\n",
+			  odf, in->src);
+	}
+out:
+	dput(dir);
+	if (err)
+		pr_err("ODF '%s': cannot undo the unfinished copy-up of '%s' (error %d)\n",
+		       odf, in->src, err);
+	return err;
+}
+
 struct unionfs_intent_scan {
 	struct dir_context ctx;
 	u64 seqs[16];
@@ -322,7 +441,8 @@ static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	err = -EUCLEAN;
 	if (n != size || le32_to_cpu(h->i_magic) != ODF_INTENT_MAGIC ||
 	    le16_to_cpu(h->i_version) != ODF_INTENT_VERSION ||
-	    le16_to_cpu(h->i_op) != ODF_INTENT_RENAME ||
+	    (le16_to_cpu(h->i_op) != ODF_INTENT_RENAME &&
+	     le16_to_cpu(h->i_op) != ODF_INTENT_COPYUP) ||
 	    le64_to_cpu(h->i_seq) != seq || !h->i_ino ||
 	    !sl || sl > NAME_MAX || !dl || dl > NAME_MAX || !shl || !dhl ||
 	    sizeof(*h) + sl + dl + shl + dhl != size ||
@@ -346,6 +466,7 @@ static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	in->src_hint[shl] = 0;
 	memcpy(in->dst_hint, s + sl + dl + shl, dhl);
 	in->dst_hint[dhl] = 0;
+	in->op = le16_to_cpu(h->i_op);
 	in->ino = le64_to_cpu(h->i_ino);
 	in->gen = le32_to_cpu(h->i_gen);
 	in->src_dir = le64_to_cpu(h->i_src_dir);
@@ -354,7 +475,10 @@ static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	if (!unionfs_intent_name_ok(in->src) || !unionfs_intent_name_ok(in->dst) ||
 	    strlen(in->src) != sl || strlen(in->dst) != dl ||
 	    strlen(in->src_hint) != shl || strlen(in->dst_hint) != dhl ||
-	    in->src_hint[0] != '/' || in->dst_hint[0] != '/') {
+	    in->src_hint[0] != '/' || in->dst_hint[0] != '/' ||
+	    (in->op == ODF_INTENT_COPYUP &&
+	     (in->src_dir != in->dst_dir || strcmp(in->src, in->dst) ||
+	      strcmp(in->src_hint, in->dst_hint)))) {
 		kvfree(in->buf);
 		in->buf = NULL;
 		err = -EUCLEAN;
@@ -395,6 +519,11 @@ int unionfs_intent_replay(struct super_block *sb)
 		if (err) {
 			pr_warn("ODF '%s': intent %016llx is damaged (error %d); dropped\n",
 				sbi->odf_name, sc.seqs[i], err);
+		} else if (in.op == ODF_INTENT_COPYUP) {
+			err = unionfs_intent_undo_copyup(sb, &in);
+			kvfree(in.buf);
+			if (err)
+				return err;
 		} else {
 			err = unionfs_intent_redo_rename(sb, &in, &done);
 			if (err) {

@@ -335,6 +335,8 @@ int unionfs_reclaim_all(struct unionfs_sb_info *sbi);
 /* intent.c: intents for renames, finished or dropped at mount */
 int unionfs_intent_begin(struct dentry *old, struct dentry *new,
 			 struct inode *upper, u64 *seq);
+int unionfs_intent_begin_copyup(struct dentry *dentry, struct dentry *uparent,
+				u64 *seq);
 int unionfs_intent_end(struct unionfs_sb_info *sbi, u64 seq);
 int unionfs_intent_replay(struct super_block *sb);
 

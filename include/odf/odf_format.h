@@ -379,6 +379,7 @@ ODF_ASSERT_SIZE(struct odf_rdix_bucket, ODF_BLOCK_SIZE);
 #define ODF_INTENT_MAGIC	0x4946444fU	/* "ODFI" */
 #define ODF_INTENT_PREFIX	"intent-"
 #define ODF_INTENT_RENAME	1	/* a name renamed (section 9.5, 9.7) */
+#define ODF_INTENT_COPYUP	2	/* a copy built at its name (section 9.6) */
 #define ODF_INTENT_HINT_MAX	65535
 
 struct odf_intent {

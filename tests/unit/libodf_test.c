@@ -328,7 +328,7 @@ static size_t intent(unsigned char *buf, unsigned op, __u64 seq, __u64 ino,
 	in.ino = ino;
 	in.gen = 0xdeadbeef;
 	in.src_dir = 0x1000000000011ULL;
-	in.dst_dir = 2;
+	in.dst_dir = op == ODF_INTENT_COPYUP ? in.src_dir : 2;
 	in.src = s; in.src_len = strlen(s);
 	in.dst = d; in.dst_len = strlen(d);
 	in.src_hint = sh; in.src_hint_len = strlen(sh);
@@ -360,6 +360,19 @@ START_TEST(test_intent_codec)
 	buf[len - 1] ^= 1;
 	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_CSUM);
 	len = intent(buf, 9, 42, 5, "a", "b", "/", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_FIELD);
+	/* a copy-up names one object: both sides the same */
+	len = intent(buf, ODF_INTENT_COPYUP, 43, 0x1000000000012ULL, "sub",
+		     "sub", "/a", "/a");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_GOOD);
+	ck_assert_uint_eq(in.op, ODF_INTENT_COPYUP);
+	ck_assert_uint_eq(in.ino, 0x1000000000012ULL);
+	ck_assert_uint_eq(in.src_dir, in.dst_dir);
+	len = intent(buf, ODF_INTENT_COPYUP, 43, 5, "sub", "bus", "/a", "/a");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_FIELD);
+	len = intent(buf, ODF_INTENT_COPYUP, 43, 5, "sub", "sub", "/a", "/");
+	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_FIELD);
+	len = intent(buf, ODF_INTENT_COPYUP, 43, 0, "sub", "sub", "/a", "/a");
 	ck_assert_int_eq(odf_intent_decode(buf, len, &in), ODF_BAD_FIELD);
 	/* inode 0 was format 1's "unknown": invalid now */
 	len = intent(buf, ODF_INTENT_RENAME, 42, 0, "a", "b", "/", "/");

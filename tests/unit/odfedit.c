@@ -268,6 +268,8 @@ static void usage(void)
 "  node-raw UINO HEX                  raw record bytes\n"
 "  intent-add SEQ SRC_DIR SRC_NAME DST_DIR DST_NAME INO GEN [SRC_HINT DST_HINT]\n"
 "                                     a rename intent (hints default \"/\")\n"
+"  copyup-intent-add SEQ DIR NAME UINO [HINT]\n"
+"                                     a copy-up intent (hint default \"/\")\n"
 "format 1 (to test odfck --convert):\n"
 "  v1-format                          s_version 1 in both headers\n"
 "  v1-whiteout PATH | v1-opaque PATH | v1-redirect PATH FROM | v1-mkdir PATH\n"
@@ -856,6 +858,23 @@ int main(int argc, char **argv)
 		in.dst_len = strlen(in.dst);
 		in.src_hint_len = strlen(in.src_hint);
 		in.dst_hint_len = strlen(in.dst_hint);
+		in.time = 1;
+		err = odf_intent_add(v, &in);
+		if (err)
+			die(err, "adding an intent");
+	} else if (!strcmp(cmd, "copyup-intent-add")) {
+		struct odf_intent_info in;
+
+		need(argc + 3, 7, "copyup-intent-add SEQ DIR NAME UINO [HINT]");
+		memset(&in, 0, sizeof(in));
+		in.op = ODF_INTENT_COPYUP;
+		in.seq = num(argv[0]);
+		in.src_dir = in.dst_dir = num(argv[1]);
+		in.src = in.dst = argv[2];
+		in.ino = num(argv[3]);
+		in.src_hint = in.dst_hint = argc > 4 ? argv[4] : "/";
+		in.src_len = in.dst_len = strlen(in.src);
+		in.src_hint_len = in.dst_hint_len = strlen(in.src_hint);
 		in.time = 1;
 		err = odf_intent_add(v, &in);
 		if (err)

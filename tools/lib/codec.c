@@ -676,7 +676,8 @@ int odf_intent_decode(const void *buf, size_t len,
 	out->gen = ext2fs_le32_to_cpu(h.i_gen);
 	out->src_dir = ext2fs_le64_to_cpu(h.i_src_dir);
 	out->dst_dir = ext2fs_le64_to_cpu(h.i_dst_dir);
-	if (out->op != ODF_INTENT_RENAME || out->ino == 0 ||
+	if ((out->op != ODF_INTENT_RENAME && out->op != ODF_INTENT_COPYUP) ||
+	    out->ino == 0 ||
 	    out->src_dir == 0 || out->dst_dir == 0 ||
 	    (out->src_dir >> 63) || (out->dst_dir >> 63))
 		return ODF_BAD_FIELD;
@@ -692,6 +693,12 @@ int odf_intent_decode(const void *buf, size_t len,
 	    !odf_path_valid(out->src_hint, shl, 1) ||
 	    !odf_path_valid(out->dst_hint, dhl, 1))
 		return ODF_BAD_NAME;
+	/* A copy-up names one object: both sides are the same. */
+	if (out->op == ODF_INTENT_COPYUP &&
+	    (out->src_dir != out->dst_dir || sl != dl || shl != dhl ||
+	     memcmp(out->src, out->dst, sl) ||
+	     memcmp(out->src_hint, out->dst_hint, shl)))
+		return ODF_BAD_FIELD;
 	return ODF_GOOD;
 }
 

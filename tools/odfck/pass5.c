@@ -60,7 +60,9 @@ static int check_intent(struct odfck_ctx *ctx, const struct odf_dirent *de,
 			in.dst_hint, in.dst_hint_len == 1 ? "" : "/",
 			(int)in.dst_len, in.dst);
 		ctx->n_intents++;
-		fix_problem(ctx, PR_5_INTENT_PENDING, pc);
+		fix_problem(ctx, in.op == ODF_INTENT_COPYUP ?
+			    PR_5_INTENT_COPYUP_PENDING : PR_5_INTENT_PENDING,
+			    pc);
 		free(what);
 		free(buf);
 		return -1;

@@ -230,6 +230,9 @@ static const struct odf_problem table[] = {
 	{ PR_5_INTENT_PENDING, "intent /reclaim/%S (rename of %P "
 	  "to %T) is pending; the module finishes or drops it at the next mount.",
 	  PROMPT_NONE, PR_NOTICE },
+	{ PR_5_INTENT_COPYUP_PENDING, "intent /reclaim/%S (copy-up of %P) "
+	  "is pending; the module keeps the copy or removes it at the next "
+	  "mount.", PROMPT_NONE, PR_NOTICE },
 	{ PR_5_INTENT_BAD, "intent /reclaim/%S is damaged (%T); it was never "
 	  "committed.", PROMPT_DELETE, PR_PREEN_OK },
 	{ 0, NULL, 0, 0 }

@@ -119,6 +119,7 @@ enum {
 #define PR_5_RECLAIM		0x5001
 #define PR_5_INTENT_PENDING	0x5003
 #define PR_5_INTENT_BAD		0x5004
+#define PR_5_INTENT_COPYUP_PENDING	0x5005
 
 struct odfck_ctx;
 int fix_problem(struct odfck_ctx *ctx, int code,
