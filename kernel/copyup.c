@@ -20,12 +20,13 @@
 #include <linux/posix_acl_xattr.h>
 #include <linux/sched/signal.h>
 #include <linux/security.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/splice.h>
 #include <linux/xattr.h>
 #include "unionfs.h"
 
-#define UNIONFS_COPY_CHUNK	(1 << 20)
+#define UNIONFS_COPY_CHUNK	SZ_1M
 
 /* Copy the data ranges of @in to @out; holes are skipped (stay holes). */
 static int unionfs_copy_data(struct file *in, struct file *out, loff_t size)
@@ -256,9 +257,9 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 		err = unionfs_do_setattr(uparent->mnt, td, &attr);
 		in = err ? NULL : dentry_open(lower, O_RDONLY | O_LARGEFILE,
 					      current_cred());
-		if (IS_ERR(in))
+		if (IS_ERR(in)) {
 			err = PTR_ERR(in);
-		else if (in) {
+		} else if (in) {
 			err = unionfs_copy_data(in, tmp, st->size);
 			fput(in);
 		}

@@ -432,7 +432,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	whiteout = unionfs_needs_whiteout(dentry);
 	/* Hide before delete: the whiteout is committed first. */
 	if (whiteout) {
-		err = unionfs_ns_whiteout(dir, &dentry->d_name, upper != NULL);
+		err = unionfs_ns_whiteout(dir, &dentry->d_name, !!upper);
 		if (err) {
 			unionfs_odf_refused(sb, "cannot write a whiteout", err);
 			goto out;
@@ -615,7 +615,7 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	if (new_inode)
 		mutex_lock_nested(&UNIONFS_I(new_inode)->copyup_lock,
 				  SINGLE_DEPTH_NESTING);
-	new_has_upper = unionfs_upper(new) != NULL;
+	new_has_upper = !!unionfs_upper(new);
 
 	unionfs_rd_begin(&rdt_old, old->d_parent, 0);
 	if (new->d_parent != old->d_parent)

@@ -53,8 +53,7 @@ static int unionfs_imap_check_header(const struct odf_map_header *h, int kind,
 	u32 nb = le32_to_cpu(h->mh_nbuckets);
 
 	if (le32_to_cpu(h->mh_magic) != ODF_MAP_MAGIC ||
-	    le32_to_cpu(h->mh_crc) != unionfs_odf_crc(h, sizeof(*h),
-				offsetof(struct odf_map_header, mh_crc)) ||
+	    le32_to_cpu(h->mh_crc) != UNIONFS_CRC(h, sizeof(*h), mh_crc) ||
 	    le16_to_cpu(h->mh_version) != ODF_MAP_VERSION ||
 	    le16_to_cpu(h->mh_kind) != kind ||
 	    le32_to_cpu(h->mh_rec_size) != ODF_MAP_REC_SIZE ||
@@ -76,8 +75,7 @@ static int unionfs_imap_check_header(const struct odf_map_header *h, int kind,
 static int unionfs_imap_write_header(struct file *f, struct odf_map_header *h)
 {
 	h->mh_crc = 0;
-	h->mh_crc = cpu_to_le32(unionfs_odf_crc(h, sizeof(*h),
-				offsetof(struct odf_map_header, mh_crc)));
+	h->mh_crc = cpu_to_le32(UNIONFS_CRC(h, sizeof(*h), mh_crc));
 	return unionfs_odf_write(f, h, sizeof(*h), 0);
 }
 

@@ -87,8 +87,7 @@ static int unionfs_intent_write(struct unionfs_sb_info *sbi,
 	memcpy(s + sl, in->dst, dl);
 	memcpy(s + sl + dl, in->src_hint, shl);
 	memcpy(s + sl + dl + shl, in->dst_hint, dhl);
-	h->i_crc = cpu_to_le32(unionfs_odf_crc(h, len,
-					offsetof(struct odf_intent, i_crc)));
+	h->i_crc = cpu_to_le32(UNIONFS_CRC(h, len, i_crc));
 
 	unionfs_intent_name(name, *seq);
 	err = unionfs_lock_parent(sbi->reclaim.mnt, rdir);
@@ -446,8 +445,7 @@ static int unionfs_intent_read(struct unionfs_sb_info *sbi, u64 seq,
 	    le64_to_cpu(h->i_seq) != seq || !h->i_ino ||
 	    !sl || sl > NAME_MAX || !dl || dl > NAME_MAX || !shl || !dhl ||
 	    sizeof(*h) + sl + dl + shl + dhl != size ||
-	    le32_to_cpu(h->i_crc) != unionfs_odf_crc(h, size,
-					offsetof(struct odf_intent, i_crc)))
+	    le32_to_cpu(h->i_crc) != UNIONFS_CRC(h, size, i_crc))
 		goto out_h;
 	in->buf = kvmalloc(sl + dl + shl + dhl + 4, GFP_KERNEL);
 	err = -ENOMEM;

@@ -129,8 +129,7 @@ static int unionfs_ns_check_record(const struct odf_node *n, size_t len,
 	    le16_to_cpu(n->n_version) != ODF_NODE_VERSION ||
 	    le16_to_cpu(n->n_size) != len || le64_to_cpu(n->n_uino) != uino ||
 	    n->n_pad0 ||
-	    le32_to_cpu(n->n_crc) != unionfs_odf_crc(n, len,
-					offsetof(struct odf_node, n_crc)))
+	    le32_to_cpu(n->n_crc) != UNIONFS_CRC(n, len, n_crc))
 		return -EUCLEAN;
 	type = le16_to_cpu(n->n_type);
 	nr = le16_to_cpu(n->n_nredirect);
@@ -360,8 +359,7 @@ static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
 	n->n_owner_ino = cpu_to_le64(owner ? owner->i_ino : 0);
 	n->n_owner_gen = cpu_to_le32(owner ? owner->i_generation : 0);
 	n->n_pad0 = 0;
-	n->n_crc = cpu_to_le32(unionfs_odf_crc(n, len,
-					offsetof(struct odf_node, n_crc)));
+	n->n_crc = cpu_to_le32(UNIONFS_CRC(n, len, n_crc));
 	err = __unionfs_do_setxattr(sbi->ns.mnt, d, ODF_NODE_XATTR, n, len, 0);
 	kvfree(n);
 	/* No room (a volume made without ea_inode): as if too long. */
@@ -796,6 +794,7 @@ static struct odf_node *unionfs_ns_redirect_of(struct dentry *dentry)
 	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	struct super_block *sb = dentry->d_sb;
 	size_t off = sizeof(struct odf_node);
+	struct dentry *root;
 	struct odf_node *n;
 	unsigned int i, nr = 0;
 	char *buf;
@@ -815,9 +814,9 @@ static struct odf_node *unionfs_ns_redirect_of(struct dentry *dentry)
 
 		if (!l->positive || !d_is_dir(l->path.dentry))
 			continue;
-		path = unionfs_branch_relpath(l->path.dentry,
-				unionfs_branch(sb, l->bindex)->root.dentry,
-				buf, ODF_NODE_MAX);
+		root = unionfs_branch(sb, l->bindex)->root.dentry;
+		path = unionfs_branch_relpath(l->path.dentry, root, buf,
+					      ODF_NODE_MAX);
 		if (IS_ERR(path)) {
 			err = PTR_ERR(path) == -ENAMETOOLONG ? -EXDEV :
 							       PTR_ERR(path);

@@ -118,7 +118,8 @@ static int unionfs_odf_check_header(struct fs_context *fc, const char *name,
 		return -EUCLEAN;
 	}
 	if (le16_to_cpu(s->s_version) == ODF_FORMAT_V1)
-		return invalfc(fc, "ODF '%s' has format 1 (namespace by union path): convert it with 'odfck --convert --dirs=BRANCHES %s'",
+		return invalfc(fc,
+			       "ODF '%s' has format 1 (namespace by union path): convert it with 'odfck --convert --dirs=BRANCHES %s'",
 			       name, name);
 	if (le16_to_cpu(s->s_version) != ODF_FORMAT_VERSION ||
 	    le32_to_cpu(s->s_hdr_size) != ODF_SB_HDR_SIZE)
@@ -499,8 +500,9 @@ static int unionfs_odf_recover(struct unionfs_sb_info *sbi)
  * MOUNTED committed before anything else is written, then the branch
  * table, then recovery of what a crash left.
  */
-static int unionfs_odf_start(struct fs_context *fc, struct unionfs_sb_info *sbi,
-		      struct odf_branch *table)
+static int unionfs_odf_start(struct fs_context *fc,
+			     struct unionfs_sb_info *sbi,
+			     struct odf_branch *table)
 {
 	struct odf_super *s = sbi->odf_sb;
 	struct file *file;

@@ -231,6 +231,7 @@ enum unionfs_stat {
 	UNIONFS_ST_ODF_FULL,		/* operations refused: ODF full */
 	UNIONFS_NR_STATS
 };
+
 struct unionfs_stats;
 int unionfs_stats_init(void);
 void unionfs_stats_exit(void);
@@ -295,6 +296,9 @@ void unionfs_odf_close(struct unionfs_sb_info *sbi);
 void unionfs_odf_error(struct super_block *sb, const char *what, int err);
 void unionfs_odf_refused(struct super_block *sb, const char *what, int err);
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
+/* The CRC of record *@p (@len bytes) whose CRC field is @field. */
+#define UNIONFS_CRC(p, len, field) \
+	unionfs_odf_crc(p, len, offsetof(typeof(*(p)), field))
 int unionfs_odf_read(struct file *f, void *buf, size_t len, loff_t pos);
 int unionfs_odf_write(struct file *f, const void *buf, size_t len, loff_t pos);
 int unionfs_odf_fsync_dir(const struct path *dir);
