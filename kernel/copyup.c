@@ -619,7 +619,9 @@ int unionfs_copy_up(struct dentry *dentry)
  * name and the other names keep its data.  Without a cached name the
  * copy goes with its last upper name and the lower names show the
  * origin again (section 9.6).  Called with no union lock but the VFS's
- * on @dentry's parent and inode.
+ * on @dentry's parent and inode: the inode lock, which every unlink or
+ * rename of a name of the same inode also holds, keeps the answer true
+ * until the name is gone.
  */
 int unionfs_copy_up_other_name(struct dentry *dentry)
 {

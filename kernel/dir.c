@@ -605,8 +605,6 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		err = unionfs_copy_up(new->d_parent);
 	if (!err && new_inode && !exchange && !new_is_dir)
 		err = unionfs_copy_up_other_name(new);
-	if (!err && new_inode && !exchange && !new_is_dir)
-		err = unionfs_copy_up_other_name(new);
 	if (err)
 		return err;
 

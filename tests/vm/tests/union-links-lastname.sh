@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 300
+# timeout: 600
 # The last upper name of a copied-up hard link goes (unlink, or a rename
 # over it) while lower names of the same object still show the copy:
 # those names keep the copy's data, inode number and a correct link
@@ -15,6 +15,7 @@ mkbranch ext4 "$(nth_disk 1)" $b0
 mkbranch xfs "$(nth_disk 2)" $b1
 mkodf_dev "$ODF_DEV"
 opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
+RACES=40
 
 # Lower: a, b one inode (same directory); x/p, y/q one inode (two
 # directories); m, n one inode and a file o to rename over m.
@@ -23,6 +24,9 @@ echo orig-ab >$b1/a && ln $b1/a $b1/b
 echo orig-pq >$b1/x/p && ln $b1/x/p $b1/y/q
 echo orig-mn >$b1/m && ln $b1/m $b1/n
 echo o >$b1/o
+# r/N, r/N.l one inode each, for the race of two unlinks (4).
+mkdir $b1/r $b1/r2
+for i in $(seq 1 $RACES); do echo "orig-$i" >$b1/r/$i && ln $b1/r/$i $b1/r/$i.l; done
 snap lower $b1
 
 stat_of() { stat -c '%i %h' "$@" | tr '\n' ' ' | sed 's/ $//'; }
@@ -52,6 +56,46 @@ mv $u/o $u/m || fail "rename o over m"
 expect_eq "m is o" "o" "$(cat $u/m)"
 expect_eq "n after m was replaced" "$(printf 'orig-mn\nmore')" "$(cat $u/n)"
 expect_eq "n: st_ino st_nlink" "$ino_mn 1" "$(stat_of $u/n)"
+
+# 4. Two upper names of a copy (r/N, linked to r2/N.u through the union;
+# two directories, as the VFS serializes unlinks in one) unlinked at once
+# by two processes while the lower name r/N.l shows the copy: whichever
+# goes last must first link r/N.l to the copy.  The VFS holds the union
+# inode's lock across each unlink, so the "last upper name?" answer
+# cannot change under it; this holds the union to that.
+python3 - "$u/r" "$RACES" <<'EOF' || fail "race: the operations failed"
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+for i in range(1, n + 1):
+    os.stat(f"{d}/{i}.l")
+    with open(f"{d}/{i}", "a") as f:
+        f.write("more\n")
+    os.link(f"{d}/{i}", f"{d}2/{i}.u")
+# One helper process for the whole loop: both unlinks of a round start
+# within a wakeup of each other.  This process takes r/N, whose unlink
+# commits a whiteout first (a lower name): the window in which the old
+# code had decided "not the last name" and not yet unlinked.
+go_r, go_w = os.pipe()
+done_r, done_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    for i in range(1, n + 1):
+        os.read(go_r, 1)
+        os.unlink(f"{d}2/{i}.u")
+        os.write(done_w, b".")
+    os._exit(0)
+for i in range(1, n + 1):
+    os.write(go_w, b".")
+    os.unlink(f"{d}/{i}")
+    os.read(done_r, 1)
+_, st = os.waitpid(pid, 0)
+sys.exit(1 if st else 0)
+EOF
+bad=$(cd $u/r && for i in $(seq 1 $RACES); do
+	[ "$(cat $i.l)" = "$(printf 'orig-%s\nmore' $i)" ] || echo $i
+done | wc -l)
+expect_eq "race: lower names that lost the copy's data (of $RACES)" 0 $bad
+expect_eq "race: names left in r, r2" "$RACES 0" "$(ls $u/r | wc -l) $(ls $u/r2 | wc -l)"
 union_umount $u
 
 snap after $b1
@@ -60,7 +104,7 @@ assert_branch_clean $b0
 odf_check
 
 union_mount $u "$opts"
-expect_eq "after remount: root" "b2 m n x y" "$(union_ls $u)"
+expect_eq "after remount: root" "b2 m n r r2 x y" "$(union_ls $u)"
 expect_eq "after remount: x, y" " q" "$(union_ls $u/x) $(union_ls $u/y)"
 expect_eq "after remount: b2" "$(printf 'orig-ab\nmore')" "$(cat $u/b2)"
 expect_eq "after remount: y/q" "$(printf 'orig-pq\nmore\nagain')" "$(cat $u/y/q)"
