@@ -376,9 +376,12 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	r.mr_state = ODF_MREC_USED;
 	r.mr_crc = 0;
 	r.mr_crc = cpu_to_le32(unionfs_mrec_crc(&r));
-	unionfs_count(sbi, UNIONFS_ST_MAP_RECORDS);
-	if (pos >= 0)
-		return unionfs_odf_write(sbi->imap[m], &r, sizeof(r), pos);
+	if (pos >= 0) {
+		err = unionfs_odf_write(sbi->imap[m], &r, sizeof(r), pos);
+		if (!err)
+			unionfs_count(sbi, UNIONFS_ST_MAP_RECORDS);
+		return err;
+	}
 	if (!free)
 		return -ENOSPC;
 	err = unionfs_odf_read(sbi->imap[m], sbi->imap_buf, 1, free);
@@ -391,7 +394,10 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	le64_add_cpu(&h->mh_nrecords, 1);
 	if (was_deleted)
 		le64_add_cpu(&h->mh_ndeleted, -1);
-	return unionfs_imap_write_header(sbi->imap[m], h);
+	err = unionfs_imap_write_header(sbi->imap[m], h);
+	if (!err)
+		unionfs_count(sbi, UNIONFS_ST_MAP_RECORDS);
+	return err;
 }
 
 int unionfs_imap_put(struct unionfs_sb_info *sbi, int m,
