@@ -231,10 +231,51 @@ static int unionfs_copy_attrs(struct super_block *sb, struct dentry *upper,
 	return err;
 }
 
+/* Data (if @data), xattrs and attributes of @lower into the open @out. */
+static int unionfs_copy_up_fill(struct super_block *sb,
+				const struct path *lower,
+				const struct kstat *st, struct file *out,
+				bool data)
+{
+	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = st->size };
+	struct dentry *od = out->f_path.dentry;
+	struct file *in;
+	int err = 0;
+
+	if (data && st->size) {
+		err = unionfs_do_setattr(out->f_path.mnt, od, &attr);
+		in = err ? NULL : dentry_open(lower, O_RDONLY | O_LARGEFILE,
+					      current_cred());
+		if (IS_ERR(in)) {
+			err = PTR_ERR(in);
+		} else if (in) {
+			err = unionfs_copy_data(in, out, st->size);
+			fput(in);
+		}
+	}
+	if (!err)
+		err = unionfs_copy_xattrs(sb, lower, od);
+	if (!err)
+		err = unionfs_copy_attrs(sb, od, st);
+	if (!err)
+		err = vfs_fsync(out, 0);
+	return err;
+}
+
+static int unionfs_copy_up_reg_at_name(struct dentry *dentry,
+				       const struct path *lower,
+				       unsigned int lbindex,
+				       const struct kstat *st,
+				       const struct path *uparent,
+				       struct dentry *ud, bool data,
+				       struct dentry *parent);
+
 /*
  * A regular file: O_TMPFILE, data, xattrs, attributes, maps, link.  Only
  * the link changes the parent's listing: its readdir state is locked for
- * that step alone, never across the data copy.
+ * that step alone, never across the data copy.  An upper branch without
+ * O_TMPFILE (NFS, overlayfs before 6.6, a union) gets the copy built at
+ * its name under an intent instead.
  */
 static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 			       unsigned int lbindex, const struct kstat *st,
@@ -242,34 +283,19 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 			       bool data, struct dentry *parent)
 {
 	struct super_block *sb = dentry->d_sb;
-	struct file *in, *tmp;
-	struct dentry *td;
-	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = st->size };
 	struct unionfs_rd_txn rdt;
+	struct dentry *td;
+	struct file *tmp;
 	int err;
 
 	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600);
+	if (tmp == ERR_PTR(-EOPNOTSUPP))
+		return unionfs_copy_up_reg_at_name(dentry, lower, lbindex, st,
+						   uparent, ud, data, parent);
 	if (IS_ERR(tmp))
 		return PTR_ERR(tmp);
 	td = tmp->f_path.dentry;
-	err = 0;
-	if (data && st->size) {
-		err = unionfs_do_setattr(uparent->mnt, td, &attr);
-		in = err ? NULL : dentry_open(lower, O_RDONLY | O_LARGEFILE,
-					      current_cred());
-		if (IS_ERR(in)) {
-			err = PTR_ERR(in);
-		} else if (in) {
-			err = unionfs_copy_data(in, tmp, st->size);
-			fput(in);
-		}
-	}
-	if (!err)
-		err = unionfs_copy_xattrs(sb, lower, td);
-	if (!err)
-		err = unionfs_copy_attrs(sb, td, st);
-	if (!err)
-		err = vfs_fsync(tmp, 0);
+	err = unionfs_copy_up_fill(sb, lower, st, tmp, data);
 	if (!err)
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
@@ -316,6 +342,76 @@ static int unionfs_copy_up_sync(const struct path *uparent, struct dentry *ud)
 		return PTR_ERR(f);
 	err = vfs_fsync(f, 0);
 	fput(f);
+	return err;
+}
+
+/*
+ * A regular file on an upper branch without O_TMPFILE: built at its name
+ * the way a directory is (section 9.6), under a COPYUP intent: created
+ * with the lower owner (mode 0600 until its attributes are copied), filled
+ * and made durable, then its records; a crash before those leaves an
+ * object the next mount removes.  The name shows the upper file while it
+ * is filled, but every union access to it waits on the copy-up lock.
+ */
+static int unionfs_copy_up_reg_at_name(struct dentry *dentry,
+				       const struct path *lower,
+				       unsigned int lbindex,
+				       const struct kstat *st,
+				       const struct path *uparent,
+				       struct dentry *ud, bool data,
+				       struct dentry *parent)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct vfsmount *mnt = uparent->mnt;
+	struct path p = { .mnt = mnt, .dentry = ud };
+	const struct cred *old_cred;
+	struct unionfs_rd_txn rdt;
+	struct file *out;
+	struct cred *c;
+	u64 seq;
+	int err;
+
+	c = prepare_creds();
+	if (!c)
+		return -ENOMEM;
+	c->fsuid = st->uid;
+	c->fsgid = st->gid;
+	err = unionfs_intent_begin_copyup(dentry, uparent->dentry, &seq);
+	if (err) {
+		put_cred(c);
+		return err;
+	}
+	old_cred = override_creds(c);
+	unionfs_rd_begin(&rdt, parent, 0);
+	err = unionfs_lock_parent(mnt, uparent->dentry);
+	if (!err) {
+		err = unionfs_do_create(mnt, uparent->dentry, ud, S_IFREG | 0600);
+		unionfs_unlock_parent(mnt, uparent->dentry);
+	}
+	unionfs_rd_end(&rdt, err);
+	revert_creds(old_cred);
+	put_cred(c);
+	if (err)
+		goto out;
+	out = dentry_open(&p, O_WRONLY | O_LARGEFILE, current_cred());
+	err = PTR_ERR_OR_ZERO(out);
+	if (!err) {
+		err = unionfs_copy_up_fill(sb, lower, st, out, data);
+		fput(out);
+	}
+	if (!err)
+		err = unionfs_copy_up_sync(uparent, ud);
+	if (!err)
+		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
+					       lbindex, d_inode(lower->dentry),
+					       ud, st->nlink - 1);
+	if (err && !unionfs_lock_parent(mnt, uparent->dentry)) {
+		/* Nothing refers to it yet: the name shows the lower again. */
+		unionfs_do_remove(mnt, uparent->dentry, ud);
+		unionfs_unlock_parent(mnt, uparent->dentry);
+	}
+out:
+	unionfs_intent_end(UNIONFS_SB(sb), seq);
 	return err;
 }
 
