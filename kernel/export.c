@@ -225,17 +225,41 @@ static struct dentry *unionfs_fh_by_real(struct super_block *sb,
 }
 
 /*
- * The object was copied up since the handle was made and its copy has
- * moved: its REVERSE record (section 6) holds the copy's handle.
+ * Is the upper object (B, @upper_ino) the copy of @origin on the branch
+ * with id @bid, numbered @uino?  Its UPPER record says (section 6).
  */
-static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino)
+static bool unionfs_fh_is_copy_of(struct unionfs_sb_info *sbi,
+				  struct odf_map_rec *rec, u64 upper_ino,
+				  u64 uino, u16 bid, struct inode *origin)
+{
+	u32 gen;
+
+	if (unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, sbi->branches[0].id,
+			      upper_ino, rec) || rec->mr_kind != ODF_MK_UPPER)
+		return false;
+	gen = le32_to_cpu(rec->mr_tgt_gen);
+	return le64_to_cpu(rec->mr_union_ino) == uino &&
+	       le16_to_cpu(rec->mr_tgt_branch) == bid &&
+	       le64_to_cpu(rec->mr_tgt_ino) == origin->i_ino &&
+	       (!gen || !origin->i_generation || gen == origin->i_generation);
+}
+
+/*
+ * The lower object @origin of the handle was copied up, and its copy has
+ * moved since the handle was made: the REVERSE record of @uino holds the
+ * copy's handle, and the copy's UPPER record must name @origin, so a
+ * handle whose number was changed finds nothing.
+ */
+static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino,
+					    u16 bid, struct inode *origin)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct dentry *real, *d = ERR_PTR(-ESTALE);
 	struct odf_map_rec *rec;
 	unsigned int hb;
+	u64 upper_ino;
 
-	if (!sbi->has_upper || !sbi->imap[1])
+	if (!sbi->has_upper || !sbi->imap[1] || bid == sbi->branches[0].id)
 		return d;
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
@@ -254,9 +278,11 @@ static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino)
 			d = real;
 		goto out;
 	}
-	if (d_inode(real)->i_ino == le64_to_cpu(rec->mr_tgt_ino) &&
+	upper_ino = le64_to_cpu(rec->mr_tgt_ino);
+	if (d_inode(real)->i_ino == upper_ino &&
 	    (!rec->mr_tgt_gen || d_inode(real)->i_generation ==
-				 le32_to_cpu(rec->mr_tgt_gen)))
+				 le32_to_cpu(rec->mr_tgt_gen)) &&
+	    unionfs_fh_is_copy_of(sbi, rec, upper_ino, uino, bid, origin))
 		d = unionfs_fh_by_real(sb, 0, real, uino);
 	dput(real);
 out:
@@ -302,9 +328,9 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 		goto out;
 	}
 	d = unionfs_fh_by_real(sb, bindex, real, uino);
-	dput(real);
 	if (IS_ERR(d) && PTR_ERR(d) != -ENOMEM)
-		d = unionfs_fh_by_reverse(sb, uino);
+		d = unionfs_fh_by_reverse(sb, uino, bid, d_inode(real));
+	dput(real);
 out:
 	revert_creds(old_cred);
 	if (IS_ERR(d) && PTR_ERR(d) != -ENOMEM)
