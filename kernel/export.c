@@ -379,7 +379,12 @@ static int unionfs_commit_metadata(struct inode *inode)
 	return sync_inode_metadata(real, 1);
 }
 
+/*
+ * subtree_check is refused: its handles would carry the parent, which a
+ * rename on the server changes, and decoding needs no parent.
+ */
 static const struct export_operations unionfs_export_ops = {
+	.flags		= EXPORT_OP_NOSUBTREECHK,
 	.encode_fh	= unionfs_encode_fh,
 	.fh_to_dentry	= unionfs_fh_to_dentry,
 	.fh_to_parent	= unionfs_fh_to_parent,
