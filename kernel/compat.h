@@ -22,6 +22,8 @@
  *       AT_GETATTR_NOSEC, which vfs_getattr() refuses.
  *  6.10 security_inode_copy_up_xattr() takes the source dentry and says
  *       "discard" with -ECANCELED instead of 1.
+ *  6.5  exportfs_encode_fh() takes flags (EXPORT_FH_CONNECTABLE) instead
+ *       of a "connectable" boolean.
  *  6.12 struct file lost f_version; <asm/unaligned.h> became
  *       <linux/unaligned.h>.
  */
@@ -29,6 +31,7 @@
 #define _UNIONFS_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/exportfs.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/security.h>
@@ -38,6 +41,13 @@
 #include <asm/unaligned.h>
 #else
 #include <linux/unaligned.h>
+#endif
+
+/* The last argument of exportfs_encode_fh() asking for the parent. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#define UNIONFS_FH_CONNECTABLE	1
+#else
+#define UNIONFS_FH_CONNECTABLE	EXPORT_FH_CONNECTABLE
 #endif
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)

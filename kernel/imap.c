@@ -483,7 +483,12 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	rec->mr_tgt_branch = cpu_to_le16(bid);
 	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
 	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
-	type = exportfs_encode_fh(upper, (struct fid *)rec->mr_handle, &len, 0);
+	/*
+	 * Connectable: a non-directory copy can then be found by name in its
+	 * directory after every cache is dropped (NFS handles, export.c).
+	 */
+	type = exportfs_encode_fh(upper, (struct fid *)rec->mr_handle, &len,
+				  UNIONFS_FH_CONNECTABLE);
 	if (type > 0 && type != FILEID_INVALID && len <= ODF_HANDLE_MAX / 4) {
 		rec->mr_handle_type = cpu_to_le32(type);
 		rec->mr_handle_bytes = cpu_to_le16(len * 4);

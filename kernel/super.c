@@ -291,6 +291,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_op = &unionfs_sops;
 	sb->s_d_op = &unionfs_dops;
 	sb->s_xattr = unionfs_xattr_handlers;
+	unionfs_export_init(sb);
 	sb->s_flags |= SB_NOSEC;
 	/*
 	 * The real inodes' ACLs decide (unionfs_get_acl()).  The VFS then

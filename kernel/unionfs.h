@@ -420,6 +420,9 @@ struct inode *unionfs_alloc_inode(struct super_block *sb);
 void unionfs_free_inode(struct inode *inode);
 void unionfs_evict_inode(struct inode *inode);
 
+/* export.c: NFS file handles (docs/odf-format.md section 13) */
+void unionfs_export_init(struct super_block *sb);
+
 /* file.c */
 extern const struct file_operations unionfs_file_fops;
 

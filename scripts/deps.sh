@@ -33,7 +33,8 @@ packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
-	xfsprogs attr acl util-linux python3 sparse dmsetup xz-utils"
+	xfsprogs attr acl util-linux python3 sparse dmsetup xz-utils
+	nfs-kernel-server nfs-common rpcbind iproute2"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kver) [ -n "${2:-}" ] && packages="$packages linux-image-$2 linux-headers-$2"

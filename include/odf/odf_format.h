@@ -402,4 +402,27 @@ struct odf_intent {
 
 ODF_ASSERT_SIZE(struct odf_intent, 64);
 
+/* ------------------------------------------------------------------ */
+/* NFS file handles (section 13): kept by NFS clients, not on the ODF  */
+/* ------------------------------------------------------------------ */
+#define ODF_FH_MAGIC		0xd5
+#define ODF_FH_VERSION		1
+#define ODF_FH_TYPE		0xd5	/* the fileid type encode_fh returns */
+#define ODF_FH_CONNECTABLE	0x01	/* fh_parent is set */
+#define ODF_FH_REAL_MAX		104	/* MAX_HANDLE_SZ - 24 */
+
+struct odf_fh {
+	__u8	fh_magic;		/*  0 ODF_FH_MAGIC */
+	__u8	fh_version;		/*  1 ODF_FH_VERSION */
+	__u8	fh_flags;		/*  2 ODF_FH_* */
+	__u8	fh_real_type;		/*  3 exportfs fileid type of the branch handle */
+	__le16	fh_branch;		/*  4 persistent id of that branch */
+	__le16	fh_real_bytes;		/*  6 its length, a multiple of 4 */
+	__le64	fh_uino;		/*  8 union inode number */
+	__le64	fh_parent;		/* 16 parent's union inode number, or 0 */
+	/* 24: the branch handle, fh_real_bytes bytes */
+};
+
+ODF_ASSERT_SIZE(struct odf_fh, 24);
+
 #endif /* _ODF_FORMAT_H */

@@ -42,7 +42,7 @@ static int __init odfhdr_init(void)
 	       sizeof(struct odf_map_header) + sizeof(struct odf_map_rec) +
 	       sizeof(struct odf_node) + sizeof(struct odf_rd_header) +
 	       sizeof(struct odf_rd_ent) + sizeof(struct odf_rdix_bucket) +
-	       sizeof(struct odf_intent) == 0;
+	       sizeof(struct odf_intent) + sizeof(struct odf_fh) == 0;
 }
 module_init(odfhdr_init);
 MODULE_LICENSE("GPL");
