@@ -202,6 +202,7 @@ static void unionfs_lockdep_annotate(struct inode *inode)
 	static struct lock_class_key rwsem_key[FILESYSTEM_MAX_STACK_DEPTH];
 	static struct lock_class_key dir_rwsem_key[FILESYSTEM_MAX_STACK_DEPTH];
 	static struct lock_class_key lock_key[FILESYSTEM_MAX_STACK_DEPTH];
+	static struct lock_class_key copyup_key[FILESYSTEM_MAX_STACK_DEPTH];
 	int depth = inode->i_sb->s_stack_depth - 1;
 
 	if (depth < 0 || depth >= FILESYSTEM_MAX_STACK_DEPTH)
@@ -211,6 +212,14 @@ static void unionfs_lockdep_annotate(struct inode *inode)
 	else
 		lockdep_set_class(&inode->i_rwsem, &rwsem_key[depth]);
 	lockdep_set_class(&inode->i_lock, &lock_key[depth]);
+	/*
+	 * An outer union's copy-up holds its copyup_lock and readdir lock
+	 * while it writes into an inner union (sb_writers of the union
+	 * type, whose class all unions share); the inner union takes its
+	 * own copyup_lock under that.  One class per depth keeps the two
+	 * apart, as for i_rwsem.
+	 */
+	lockdep_set_class(&UNIONFS_I(inode)->copyup_lock, &copyup_key[depth]);
 #endif
 }
 
