@@ -89,7 +89,12 @@ static int unionfs_sync_fs(struct super_block *sb, int wait)
 	fs[0] = sbi->branches[0].root.mnt->mnt_sb;
 	fs[1] = sbi->odf.mnt->mnt_sb;
 	for (i = 0; i < 2; i++) {
-		down_read(&fs[i]->s_umount);
+		/*
+		 * The union's own s_umount is held (sync(2), umount): the
+		 * upper branch's is one level down, of the same class when
+		 * that branch is a union too.
+		 */
+		down_read_nested(&fs[i]->s_umount, SINGLE_DEPTH_NESTING);
 		err2 = sync_filesystem(fs[i]);
 		up_read(&fs[i]->s_umount);
 		err = err ?: err2;
