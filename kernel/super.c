@@ -89,7 +89,12 @@ static int unionfs_sync_fs(struct super_block *sb, int wait)
 	fs[0] = sbi->branches[0].root.mnt->mnt_sb;
 	fs[1] = sbi->odf.mnt->mnt_sb;
 	for (i = 0; i < 2; i++) {
-		down_read(&fs[i]->s_umount);
+		/*
+		 * The union's own s_umount is held (sync(2), umount): the
+		 * upper branch's is one level down, of the same class when
+		 * that branch is a union too.
+		 */
+		down_read_nested(&fs[i]->s_umount, SINGLE_DEPTH_NESTING);
 		err2 = sync_filesystem(fs[i]);
 		up_read(&fs[i]->s_umount);
 		err = err ?: err2;
@@ -217,6 +222,33 @@ static int unionfs_clone_branches(struct fs_context *fc,
 	return 0;
 }
 
+/*
+ * The freeze protection (sb_writers) has one lockdep class per filesystem
+ * type.  A union writing into a union it stacks on (a nested read-write
+ * union) takes the outer one's and then the inner one's, which lockdep
+ * reports as recursion.  Each stacking depth gets classes of its own, as
+ * the inode locks do (unionfs_lockdep_annotate()); nothing has used this
+ * superblock's freeze protection yet.
+ */
+static void unionfs_lockdep_sb(struct super_block *sb)
+{
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+	static struct lock_class_key
+		keys[FILESYSTEM_MAX_STACK_DEPTH][SB_FREEZE_LEVELS];
+	static const char *const names[SB_FREEZE_LEVELS] = {
+		"sb_writers_unionfs", "sb_pagefaults_unionfs",
+		"sb_internal_unionfs",
+	};
+	int depth = clamp(sb->s_stack_depth - 1, 0,
+			  FILESYSTEM_MAX_STACK_DEPTH - 1);
+	int i;
+
+	for (i = 0; i < SB_FREEZE_LEVELS; i++)
+		lockdep_init_map(&sb->s_writers.rw_sem[i].dep_map, names[i],
+				 &keys[depth][i], 0);
+#endif
+}
+
 static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct unionfs_options *opts = fc->fs_private;
@@ -279,6 +311,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 			       "a branch is stacked too deeply (at most %d stacked filesystems)",
 			       FILESYSTEM_MAX_STACK_DEPTH);
 
+	unionfs_lockdep_sb(sb);
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		return -ENOMEM;
