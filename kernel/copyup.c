@@ -262,61 +262,6 @@ static int unionfs_copy_up_fill(struct super_block *sb,
 	return err;
 }
 
-static int unionfs_copy_up_reg_at_name(struct dentry *dentry,
-				       const struct path *lower,
-				       unsigned int lbindex,
-				       const struct kstat *st,
-				       const struct path *uparent,
-				       struct dentry *ud, bool data,
-				       struct dentry *parent);
-
-/*
- * A regular file: O_TMPFILE, data, xattrs, attributes, maps, link.  Only
- * the link changes the parent's listing: its readdir state is locked for
- * that step alone, never across the data copy.  An upper branch without
- * O_TMPFILE (NFS, overlayfs before 6.6, a union) gets the copy built at
- * its name under an intent instead.
- */
-static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
-			       unsigned int lbindex, const struct kstat *st,
-			       const struct path *uparent, struct dentry *ud,
-			       bool data, struct dentry *parent)
-{
-	struct super_block *sb = dentry->d_sb;
-	struct unionfs_rd_txn rdt;
-	struct dentry *td;
-	struct file *tmp;
-	int err;
-
-	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600);
-	if (tmp == ERR_PTR(-EOPNOTSUPP))
-		return unionfs_copy_up_reg_at_name(dentry, lower, lbindex, st,
-						   uparent, ud, data, parent);
-	if (IS_ERR(tmp))
-		return PTR_ERR(tmp);
-	td = tmp->f_path.dentry;
-	err = unionfs_copy_up_fill(sb, lower, st, tmp, data);
-	if (!err)
-		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
-					       lbindex, d_inode(lower->dentry),
-					       td, st->nlink - 1);
-	if (!err) {
-		/* The parent's listing stays; its upper directory changes. */
-		unionfs_rd_begin(&rdt, parent, 0);
-		err = unionfs_lock_parent(uparent->mnt, uparent->dentry);
-		if (!err) {
-			err = unionfs_do_link(uparent->mnt, td, uparent->dentry,
-					      ud);
-			unionfs_unlock_parent(uparent->mnt, uparent->dentry);
-		}
-		unionfs_rd_end(&rdt, err);
-		if (err)	/* the copy goes with the tmpfile: so do its records */
-			unionfs_imap_drop_copy(UNIONFS_SB(sb), d_inode(td)->i_ino);
-	}
-	fput(tmp);
-	return err;
-}
-
 /* Make the new upper object @ud and its entry in @uparent durable. */
 static int unionfs_copy_up_sync(const struct path *uparent, struct dentry *ud)
 {
@@ -346,89 +291,25 @@ static int unionfs_copy_up_sync(const struct path *uparent, struct dentry *ud)
 }
 
 /*
- * A regular file on an upper branch without O_TMPFILE: built at its name
- * the way a directory is (section 9.6), under a COPYUP intent: created
- * with the lower owner (mode 0600 until its attributes are copied), filled
- * and made durable, then its records; a crash before those leaves an
- * object the next mount removes.  The name shows the upper file while it
- * is filled, but every union access to it waits on the copy-up lock.
+ * Anything without O_TMPFILE is created at its name, then given its
+ * attributes: directories, symlinks, nodes, and regular files on an upper
+ * branch whose filesystem has no O_TMPFILE (another union, NFS).  It is
+ * made with the lower object's owner (and, but for a regular file, which
+ * is 0600 until its data is in, permission bits) from the start, so what
+ * a crash leaves before the attributes are copied is never an object of
+ * the mounter's; an error removes the half-built object.  A COPYUP intent
+ * committed first names the object: a crash before its records are
+ * committed leaves it half built (no extended attributes, hence no ACL,
+ * perhaps), and the next mount removes it (section 9.6).
  */
-static int unionfs_copy_up_reg_at_name(struct dentry *dentry,
-				       const struct path *lower,
-				       unsigned int lbindex,
-				       const struct kstat *st,
-				       const struct path *uparent,
-				       struct dentry *ud, bool data,
-				       struct dentry *parent)
+static int unionfs_copy_up_at_name(struct dentry *dentry,
+				   const struct path *lower,
+				   unsigned int lbindex, const struct kstat *st,
+				   const struct path *uparent, struct dentry *ud,
+				   bool data, struct dentry *parent)
 {
-	struct super_block *sb = dentry->d_sb;
-	struct vfsmount *mnt = uparent->mnt;
-	struct path p = { .mnt = mnt, .dentry = ud };
-	const struct cred *old_cred;
-	struct unionfs_rd_txn rdt;
+	struct path p = { .mnt = uparent->mnt, .dentry = ud };
 	struct file *out;
-	struct cred *c;
-	u64 seq;
-	int err;
-
-	c = prepare_creds();
-	if (!c)
-		return -ENOMEM;
-	c->fsuid = st->uid;
-	c->fsgid = st->gid;
-	err = unionfs_intent_begin_copyup(dentry, uparent->dentry, &seq);
-	if (err) {
-		put_cred(c);
-		return err;
-	}
-	old_cred = override_creds(c);
-	unionfs_rd_begin(&rdt, parent, 0);
-	err = unionfs_lock_parent(mnt, uparent->dentry);
-	if (!err) {
-		err = unionfs_do_create(mnt, uparent->dentry, ud, S_IFREG | 0600);
-		unionfs_unlock_parent(mnt, uparent->dentry);
-	}
-	unionfs_rd_end(&rdt, err);
-	revert_creds(old_cred);
-	put_cred(c);
-	if (err)
-		goto out;
-	out = dentry_open(&p, O_WRONLY | O_LARGEFILE, current_cred());
-	err = PTR_ERR_OR_ZERO(out);
-	if (!err) {
-		err = unionfs_copy_up_fill(sb, lower, st, out, data);
-		fput(out);
-	}
-	if (!err)
-		err = unionfs_copy_up_sync(uparent, ud);
-	if (!err)
-		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
-					       lbindex, d_inode(lower->dentry),
-					       ud, st->nlink - 1);
-	if (err && !unionfs_lock_parent(mnt, uparent->dentry)) {
-		/* Nothing refers to it yet: the name shows the lower again. */
-		unionfs_do_remove(mnt, uparent->dentry, ud);
-		unionfs_unlock_parent(mnt, uparent->dentry);
-	}
-out:
-	unionfs_intent_end(UNIONFS_SB(sb), seq);
-	return err;
-}
-
-/*
- * Anything else is created at its name, then given its attributes.  It is
- * made with the lower object's owner and permission bits from the start,
- * so what a crash leaves before the attributes are copied is never an
- * object of the mounter's; an error removes the half-built object.  A
- * COPYUP intent committed first names the object: a crash before its
- * records are committed leaves it half built (no extended attributes,
- * hence no ACL, perhaps), and the next mount removes it (section 9.6).
- */
-static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower,
-				 unsigned int lbindex, const struct kstat *st,
-				 const struct path *uparent, struct dentry *ud,
-				 struct dentry *parent)
-{
 	struct super_block *sb = dentry->d_sb;
 	struct vfsmount *mnt = uparent->mnt;
 	DEFINE_DELAYED_CALL(done);
@@ -463,6 +344,10 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 	err = unionfs_lock_parent(mnt, uparent->dentry);
 	if (!err) {
 		switch (st->mode & S_IFMT) {
+		case S_IFREG:
+			err = unionfs_do_create(mnt, uparent->dentry, ud,
+						S_IFREG | 0600);
+			break;
 		case S_IFDIR:
 			err = unionfs_do_mkdir(mnt, uparent->dentry, ud,
 					       st->mode & 07777);
@@ -484,15 +369,25 @@ static int unionfs_copy_up_other(struct dentry *dentry, const struct path *lower
 	do_delayed_call(&done);
 	if (err)
 		goto out;
-	err = unionfs_copy_xattrs(sb, lower, ud);
-	if (!err)
-		err = unionfs_copy_attrs(sb, ud, st);
+	if (S_ISREG(st->mode)) {
+		out = dentry_open(&p, O_WRONLY | O_LARGEFILE, current_cred());
+		err = PTR_ERR_OR_ZERO(out);
+		if (!err) {
+			err = unionfs_copy_up_fill(sb, lower, st, out, data);
+			fput(out);
+		}
+	} else {
+		err = unionfs_copy_xattrs(sb, lower, ud);
+		if (!err)
+			err = unionfs_copy_attrs(sb, ud, st);
+	}
 	if (!err)
 		err = unionfs_copy_up_sync(uparent, ud);
 	if (!err)
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
-					       ud, 0);
+					       ud, S_ISREG(st->mode) ?
+					       st->nlink - 1 : 0);
 	if (err && !unionfs_lock_parent(mnt, uparent->dentry)) {
 		/* Nothing refers to it yet: the name shows the lower again. */
 		unionfs_do_remove(mnt, uparent->dentry, ud);
@@ -504,6 +399,53 @@ out:
 	 * mount finds the records (or no object) and drops it.
 	 */
 	unionfs_intent_end(UNIONFS_SB(sb), seq);
+	return err;
+}
+
+/*
+ * A regular file: O_TMPFILE, data, xattrs, attributes, maps, link.  Only
+ * the link changes the parent's listing: its readdir state is locked for
+ * that step alone, never across the data copy.  An upper branch without
+ * O_TMPFILE (NFS, overlayfs before 6.6, a union) gets the copy built at
+ * its name under an intent instead.
+ */
+static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
+			       unsigned int lbindex, const struct kstat *st,
+			       const struct path *uparent, struct dentry *ud,
+			       bool data, struct dentry *parent)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_rd_txn rdt;
+	struct dentry *td;
+	struct file *tmp;
+	int err;
+
+	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600);
+	if (tmp == ERR_PTR(-EOPNOTSUPP))
+		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
+					       uparent, ud, data, parent);
+	if (IS_ERR(tmp))
+		return PTR_ERR(tmp);
+	td = tmp->f_path.dentry;
+	err = unionfs_copy_up_fill(sb, lower, st, tmp, data);
+	if (!err)
+		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
+					       lbindex, d_inode(lower->dentry),
+					       td, st->nlink - 1);
+	if (!err) {
+		/* The parent's listing stays; its upper directory changes. */
+		unionfs_rd_begin(&rdt, parent, 0);
+		err = unionfs_lock_parent(uparent->mnt, uparent->dentry);
+		if (!err) {
+			err = unionfs_do_link(uparent->mnt, td, uparent->dentry,
+					      ud);
+			unionfs_unlock_parent(uparent->mnt, uparent->dentry);
+		}
+		unionfs_rd_end(&rdt, err);
+		if (err)	/* the copy goes with the tmpfile: so do its records */
+			unionfs_imap_drop_copy(UNIONFS_SB(sb), d_inode(td)->i_ino);
+	}
+	fput(tmp);
 	return err;
 }
 
@@ -646,8 +588,8 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st,
 					  &uparent, ud, data, parent);
 	else
-		err = unionfs_copy_up_other(dentry, &lower, lbindex, &st,
-					    &uparent, ud, parent);
+		err = unionfs_copy_up_at_name(dentry, &lower, lbindex, &st,
+					      &uparent, ud, data, parent);
 	if (!err && d_is_negative(ud))
 		err = -EIO;
 	if (err) {
