@@ -339,7 +339,11 @@ static int unionfs_copy_up_at_name(struct dentry *dentry,
 	c->fsuid = st->uid;
 	c->fsgid = st->gid;
 	old_cred = override_creds(c);
-	/* The parent's listing stays; its upper directory changes. */
+	/*
+	 * The parent's listing stays; its upper directory changes.  Its
+	 * readdir state stays locked until the copy's records are written:
+	 * a listing built in between would keep the copy's own number.
+	 */
 	unionfs_rd_begin(&rdt, parent, 0);
 	err = unionfs_lock_parent(mnt, uparent->dentry);
 	if (!err) {
@@ -363,7 +367,6 @@ static int unionfs_copy_up_at_name(struct dentry *dentry,
 		}
 		unionfs_unlock_parent(mnt, uparent->dentry);
 	}
-	unionfs_rd_end(&rdt, err);
 	revert_creds(old_cred);
 	put_cred(c);
 	do_delayed_call(&done);
@@ -394,6 +397,7 @@ static int unionfs_copy_up_at_name(struct dentry *dentry,
 		unionfs_unlock_parent(mnt, uparent->dentry);
 	}
 out:
+	unionfs_rd_end(&rdt, err);
 	/*
 	 * Complete, or removed: the intent goes.  If that fails, the next
 	 * mount finds the records (or no object) and drops it.
@@ -407,7 +411,8 @@ out:
  * the link changes the parent's listing: its readdir state is locked for
  * that step alone, never across the data copy.  An upper branch without
  * O_TMPFILE (NFS, overlayfs before 6.6, a union) gets the copy built at
- * its name under an intent instead.
+ * its name under an intent instead, and the parent's readdir state
+ * locked throughout.
  */
 static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 			       unsigned int lbindex, const struct kstat *st,
@@ -517,6 +522,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		 */
 		di->alias = d_find_any_alias(unionfs_lower_inode(inode));
 	}
+	unionfs_name_changing(dentry);
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
 	/* An LSM may want the copy made with credentials of its own. */
 	err = security_inode_copy_up(dentry, &lsm_cred);
@@ -611,6 +617,7 @@ out:
 		put_cred(lsm_cred);
 	}
 	revert_creds(old_cred);
+	unionfs_name_changed(dentry);
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 	if (err && err != -EINTR)
 		pr_warn_ratelimited("copy-up of '%pd' failed (error %d)\n",

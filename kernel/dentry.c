@@ -98,6 +98,9 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 		return 1;
 	if (READ_ONCE(di->invalid))
 		return 0;
+	/* Being made on the upper branch: see unionfs_name_changing(). */
+	if (smp_load_acquire(&di->changing))
+		return 1;
 	/* Pairs with the release in unionfs_set_upper(). */
 	upper = smp_load_acquire(&di->upper);
 	if (upper && (d_unhashed(upper) ||

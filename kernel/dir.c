@@ -144,6 +144,7 @@ static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
 		revert_creds(old_cred);
 		return err;
 	}
+	unionfs_name_changing(dentry);
 	ud = unionfs_upper_child(dentry, uparent);
 	err = PTR_ERR_OR_ZERO(ud);
 	if (!err && d_is_positive(ud))
@@ -172,16 +173,22 @@ static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
 	if (err) {
 		if (!IS_ERR(ud))
 			dput(ud);
+		unionfs_name_changed(dentry);
 		return err;
 	}
 
 	unionfs_set_upper(dentry, ud);
 	err = unionfs_ino_of(sb, 0, d_inode(ud), &ino, NULL);
-	if (err)
+	if (!err) {
+		inode = unionfs_iget(sb, ino, d_inode(ud), 0);
+		err = PTR_ERR_OR_ZERO(inode);
+	}
+	if (err) {
+		/* The name looks the object up again. */
+		WRITE_ONCE(di->invalid, true);
+		unionfs_name_changed(dentry);
 		return err;
-	inode = unionfs_iget(sb, ino, d_inode(ud), 0);
-	if (IS_ERR(inode))
-		return PTR_ERR(inode);
+	}
 
 	/*
 	 * The object is visible (W1; a directory as opaque, W2).  Over a
@@ -210,6 +217,7 @@ static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
 	if (whiteout && !S_ISDIR(ca->mode))
 		WRITE_ONCE(di->invalid, true);
 	d_instantiate(dentry, inode);
+	unionfs_name_changed(dentry);
 	unionfs_rd_add(rdt, &dentry->d_name, inode);
 	return 0;
 }
@@ -292,6 +300,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 
 	unionfs_rd_begin(&rdt, new->d_parent, 0);
 	old_cred = unionfs_override_creds(sb);
+	unionfs_name_changing(new);
 	err = unionfs_lock_parent(mnt, uparent);
 	if (!err) {
 		ud = unionfs_upper_child(new, uparent);
@@ -319,6 +328,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	if (err) {
 		if (!IS_ERR_OR_NULL(ud))
 			dput(ud);
+		unionfs_name_changed(new);
 		unionfs_rd_end(&rdt, err);
 		return err;
 	}
@@ -328,6 +338,7 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	unionfs_set_inode_ctime(inode, unionfs_inode_ctime(d_inode(uold)));
 	ihold(inode);
 	d_instantiate(new, inode);
+	unionfs_name_changed(new);
 	unionfs_rd_add(&rdt, &new->d_name, inode);
 	unionfs_rd_end(&rdt, 0);
 	return 0;

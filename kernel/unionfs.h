@@ -121,6 +121,7 @@ struct unionfs_dentry_info {
 	bool upper_positive;	/* what the union believes of @upper */
 	bool invalid;		/* renamed: look the name up again */
 	bool removed;		/* unlinked, removed or renamed over */
+	bool changing;		/* its upper object is being made */
 	struct dentry *alias;	/* the upper copy of a lower hard link */
 	unsigned int ns_flags;	/* ODF_NODE_* of the name's ODF node at lookup */
 	unsigned int nlower;
@@ -146,6 +147,28 @@ static inline struct inode *unionfs_lower_inode(const struct inode *inode)
 static inline struct unionfs_dentry_info *UNIONFS_D(const struct dentry *dentry)
 {
 	return dentry->d_fsdata;
+}
+
+/*
+ * The name's upper object is being made (copy-up, create, link).  From
+ * the branch operation until the union dentry shows the object, the
+ * branch and the union dentry disagree, and revalidation must not take
+ * that for a change behind the union's back: a second lookup would make
+ * a second union inode for the object, numbered before the copy's inode
+ * map records exist (a directory's whiteouts, keyed by its number, then
+ * went to the wrong node).  The caller holds what keeps the name from
+ * any other change meanwhile (copyup_lock, the parent's inode lock).
+ */
+static inline void unionfs_name_changing(struct dentry *dentry)
+{
+	WRITE_ONCE(UNIONFS_D(dentry)->changing, true);
+}
+
+/* The union dentry shows the object (or the change failed). */
+static inline void unionfs_name_changed(struct dentry *dentry)
+{
+	/* Pairs with the acquire in unionfs_d_revalidate(). */
+	smp_store_release(&UNIONFS_D(dentry)->changing, false);
 }
 
 /* The upper branch dentry of a union name if it is positive, else NULL. */

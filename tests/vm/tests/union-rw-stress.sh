@@ -73,6 +73,25 @@ if [ $rc != 0 ]; then
 		grep -E -w -- "$names" $t | grep -v '^FAILED\|^shared' | tail -n 25
 	done
 fi
+if [ $rc != 0 ] && nums=$(sed -n 's/.*: d_ino \([0-9]*\), st_ino \([0-9]*\).*/\1 \2/p' \
+	$TMP/stress.out | head -n 1) && [ -n "$nums" ]; then
+	# An inode number that readdir and stat disagree on: what the ODF's
+	# inode maps and the branches hold for both numbers.
+	union_umount $u
+	echo "--- map records naming $nums (union numbers, or their branch inodes):"
+	pat=""
+	for n in $nums; do
+		pat="$pat|0x$(printf %x $n)\b|,$((n & 0xffffffffffff))\)"
+	done
+	"$SRC/tests/unit/odfedit" "$ODF_DEV" dump | grep -E "${pat#|}"
+	for n in $nums; do
+		echo "--- branch objects with inode $((n & 0xffffffffffff)) (branch id $((n >> 48))):"
+		find $b0 $b1 $b2 -xdev -inum $((n & 0xffffffffffff)) -printf '%p %y %i\n'
+	done
+	odf_ns
+	echo "--- ODF /ns redirects:"
+	grep '^R' <<<"$NS"
+fi
 [ $rc = 0 ] || fail "unionstress run: $(grep -v '^unionstress: seed' $TMP/stress.out | head -n 3 | tr '\n' ' ')"
 ops=$(sed -n 's/.*: \([0-9]*\) operations checked.*/\1/p' $TMP/stress.out)
 [ "${ops:-0}" -ge 100 ] || fail "only ${ops:-0} operations in $seconds s"
