@@ -22,6 +22,15 @@
  *       AT_GETATTR_NOSEC, which vfs_getattr() refuses.
  *  6.10 security_inode_copy_up_xattr() takes the source dentry and says
  *       "discard" with -ECANCELED instead of 1.
+ *  6.8  backing files (fs/backing-file.c, 6.8 and 6.9): a stacking file
+ *       system opens the real file with backing_file_open(), which
+ *       remembers the union file's path, and passes read, write, splice
+ *       and mmap through backing_file_*() under a struct
+ *       backing_file_ctx (credentials, after-read and after-write
+ *       callbacks).  Used from 6.12 (compat.c): /proc/PID/maps, the
+ *       audit and LSM hooks see the union path of a mapped file, not the
+ *       branch path, and async (AIO, io_uring) reads and writes reach
+ *       the branch as such; 6.1 keeps dentry_open() and the VFS calls.
  *  6.12 struct file lost f_version; <asm/unaligned.h> became
  *       <linux/unaligned.h>.
  */
@@ -103,11 +112,36 @@ static inline void unionfs_init_renamedata(struct renamedata *rd,
 #endif
 }
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
-#define unionfs_passthrough_splice_read	generic_file_splice_read
-#else
-#define unionfs_passthrough_splice_read	copy_splice_read
-#endif
+/*
+ * The real file behind a union regular file (compat.c).  The union file
+ * holds it in ->private_data.  Up to 6.11 it is an ordinary open file of
+ * the branch, opened with the caller's credentials, and I/O reaches it
+ * through the VFS calls with the caller's credentials.  From 6.12 it is
+ * a backing file whose user path is the union file's path, opened and
+ * used with the mounter's credentials (as for any other work on the
+ * branches), and I/O goes through the backing_file_*() helpers.  After
+ * a read, splice-read or mmap they call unionfs_file_accessed(), after a
+ * write or splice-write unionfs_file_modified() (file.c).
+ *
+ * unionfs_real_write_iter() is called with the union inode locked;
+ * unionfs_real_splice_write() locks it where needed.
+ */
+struct iov_iter;
+struct pipe_inode_info;
+struct vm_area_struct;
+void unionfs_file_accessed(struct file *file);
+void unionfs_file_modified(struct file *file);
+struct file *unionfs_open_real(struct file *file, const struct path *real,
+			       int flags);
+ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter);
+ssize_t unionfs_real_write_iter(struct kiocb *iocb, struct iov_iter *iter);
+ssize_t unionfs_real_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags);
+ssize_t unionfs_real_splice_write(struct pipe_inode_info *pipe,
+				  struct file *out, loff_t *ppos, size_t len,
+				  unsigned int flags);
+int unionfs_real_mmap(struct file *file, struct vm_area_struct *vma);
 
 static inline struct file *unionfs_tmpfile_open(unionfs_idmap_t *idmap,
 						const struct path *dir,
