@@ -26,15 +26,15 @@
  *       <linux/unaligned.h>.
  *  6.12 backing files (fs/backing-file.c; the module uses them from
  *       6.12 on, the one kernel with them it is tested on): a stacking
- *       file system opens the real file with backing_file_open(), which remembers
- *       the union file's path, and passes read, write, splice and mmap
- *       through backing_file_*() with a struct backing_file_ctx
- *       (credentials, after-read and after-write callbacks).  compat.c
- *       uses them on 6.12: /proc/PID/maps shows the union path of a
- *       mapped file, not the path inside the branch, and the helpers
- *       pass async reads and writes on as async and clear set-id bits
- *       on the union file; 6.1 keeps dentry_open() and the synchronous
- *       VFS calls.
+ *       file system opens the real file with backing_file_open(), which
+ *       remembers the union file's path, and passes read, write, splice
+ *       and mmap through backing_file_*() with a struct
+ *       backing_file_ctx (credentials, after-read and after-write
+ *       callbacks).  compat.c uses them on 6.12: /proc/PID/maps shows
+ *       the union path of a mapped file, not the path inside the
+ *       branch, and the helpers pass async reads and writes on as async
+ *       and clear set-id bits on the union file; 6.1 keeps
+ *       dentry_open() and the synchronous VFS calls.
  */
 #ifndef _UNIONFS_COMPAT_H
 #define _UNIONFS_COMPAT_H
