@@ -15,12 +15,18 @@
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
+#include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/posix_acl.h>
 #include <linux/posix_acl_xattr.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
 #include <linux/xattr.h>
 #include "unionfs.h"
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/backing-file.h>
+#endif
 
 #if UNIONFS_ACL_NOT_XATTR
 
@@ -133,6 +139,178 @@ int unionfs_vfs_removexattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 			    const char *name)
 {
 	return vfs_removexattr(idmap, dentry, name);
+}
+
+#endif
+
+/*
+ * The real file behind a union regular file (compat.h).  ->private_data
+ * of the union file holds it.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+
+struct file *unionfs_open_real(struct file *file, const struct path *real,
+			       int flags)
+{
+	return dentry_open(real, flags, current_cred());
+}
+
+ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	ssize_t ret;
+
+	ret = vfs_iter_read(file->private_data, iter, &iocb->ki_pos,
+			    iocb->ki_flags & IOCB_NOWAIT ? RWF_NOWAIT : 0);
+	unionfs_file_accessed(file);
+	return ret;
+}
+
+static rwf_t unionfs_iocb_rwf(int ki_flags)
+{
+	rwf_t flags = 0;
+
+	if (ki_flags & IOCB_NOWAIT)
+		flags |= RWF_NOWAIT;
+	if (ki_flags & IOCB_HIPRI)
+		flags |= RWF_HIPRI;
+	if (ki_flags & IOCB_DSYNC)
+		flags |= RWF_DSYNC;
+	if (ki_flags & IOCB_SYNC)
+		flags |= RWF_SYNC;
+	return flags;
+}
+
+ssize_t unionfs_real_write_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct file *realfile = file->private_data;
+	ssize_t ret;
+
+	file_start_write(realfile);
+	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
+			     unionfs_iocb_rwf(iocb->ki_flags));
+	file_end_write(realfile);
+	unionfs_file_modified(file);
+	return ret;
+}
+
+/* Splice through the union file's own ->read_iter and ->write_iter. */
+ssize_t unionfs_real_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+	return generic_file_splice_read(in, ppos, pipe, len, flags);
+#else
+	return copy_splice_read(in, ppos, pipe, len, flags);
+#endif
+}
+
+ssize_t unionfs_real_splice_write(struct pipe_inode_info *pipe,
+				  struct file *out, loff_t *ppos, size_t len,
+				  unsigned int flags)
+{
+	return iter_file_splice_write(pipe, out, ppos, len, flags);
+}
+
+/* The mapping is the real file's, and /proc/PID/maps shows its path. */
+int unionfs_real_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct file *realfile = file->private_data;
+
+	if (!realfile->f_op->mmap)
+		return -ENODEV;
+	vma_set_file(vma, realfile);
+	return call_mmap(vma->vm_file, vma);
+}
+
+#else /* backing files */
+
+/*
+ * The mounter's credentials for the open and for the I/O: the VFS
+ * checked the caller on the union inode, unionfs_may_open_real() the
+ * mounter on the real one.  The set-id bits are cleared by the helpers
+ * on the union file with the caller's credentials (file_remove_privs()
+ * through unionfs_setattr()) before a write.
+ */
+static const struct cred *unionfs_real_cred(struct file *file)
+{
+	return UNIONFS_SB(file_inode(file)->i_sb)->creator_cred;
+}
+
+static void unionfs_real_end_write(struct file *file, loff_t pos, ssize_t ret)
+{
+	unionfs_file_modified(file);
+}
+
+#define UNIONFS_BACKING_CTX(file) {			\
+	.cred = unionfs_real_cred(file),		\
+	.user_file = (file),				\
+	.accessed = unionfs_file_accessed,		\
+	.end_write = unionfs_real_end_write,		\
+}
+
+/* The backing file's user path is the union file's path. */
+struct file *unionfs_open_real(struct file *file, const struct path *real,
+			       int flags)
+{
+	return backing_file_open(file, flags, real, unionfs_real_cred(file));
+}
+
+ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct backing_file_ctx ctx = UNIONFS_BACKING_CTX(file);
+
+	return backing_file_read_iter(file->private_data, iter, iocb,
+				      iocb->ki_flags, &ctx);
+}
+
+ssize_t unionfs_real_write_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct backing_file_ctx ctx = UNIONFS_BACKING_CTX(file);
+
+	return backing_file_write_iter(file->private_data, iter, iocb,
+				       iocb->ki_flags, &ctx);
+}
+
+ssize_t unionfs_real_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags)
+{
+	struct backing_file_ctx ctx = UNIONFS_BACKING_CTX(in);
+
+	return backing_file_splice_read(in->private_data, ppos, pipe, len,
+					flags, &ctx);
+}
+
+/* file_remove_privs() on the union file wants its inode locked. */
+ssize_t unionfs_real_splice_write(struct pipe_inode_info *pipe,
+				  struct file *out, loff_t *ppos, size_t len,
+				  unsigned int flags)
+{
+	struct inode *inode = file_inode(out);
+	struct backing_file_ctx ctx = UNIONFS_BACKING_CTX(out);
+	ssize_t ret;
+
+	inode_lock(inode);
+	ret = backing_file_splice_write(pipe, out->private_data, ppos, len,
+					flags, &ctx);
+	inode_unlock(inode);
+	return ret;
+}
+
+/*
+ * The mapping is the real file's; /proc/PID/maps shows the backing
+ * file's user path, the union path.
+ */
+int unionfs_real_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct backing_file_ctx ctx = UNIONFS_BACKING_CTX(file);
+
+	return backing_file_mmap(file->private_data, vma, &ctx);
 }
 
 #endif

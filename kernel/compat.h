@@ -26,6 +26,17 @@
  *       of a "connectable" boolean.
  *  6.12 struct file lost f_version; <asm/unaligned.h> became
  *       <linux/unaligned.h>.
+ *  6.12 backing files (fs/backing-file.c; the module uses them from
+ *       6.12 on, the one kernel with them it is tested on): a stacking
+ *       file system opens the real file with backing_file_open(), which
+ *       remembers the union file's path, and passes read, write, splice
+ *       and mmap through backing_file_*() with a struct
+ *       backing_file_ctx (credentials, after-read and after-write
+ *       callbacks).  compat.c uses them on 6.12: /proc/PID/maps shows
+ *       the union path of a mapped file, not the path inside the
+ *       branch, and the helpers pass async reads and writes on as async
+ *       and clear set-id bits on the union file; 6.1 keeps
+ *       dentry_open() and the synchronous VFS calls.
  */
 #ifndef _UNIONFS_COMPAT_H
 #define _UNIONFS_COMPAT_H
@@ -113,11 +124,36 @@ static inline void unionfs_init_renamedata(struct renamedata *rd,
 #endif
 }
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
-#define unionfs_passthrough_splice_read	generic_file_splice_read
-#else
-#define unionfs_passthrough_splice_read	copy_splice_read
-#endif
+/*
+ * The real file behind a union regular file (compat.c).  The union file
+ * holds it in ->private_data.  Up to 6.11 it is an ordinary open file of
+ * the branch, opened with the caller's credentials, and I/O reaches it
+ * through the VFS calls with the caller's credentials.  From 6.12 it is
+ * a backing file whose user path is the union file's path, opened and
+ * used with the mounter's credentials (as for any other work on the
+ * branches), and I/O goes through the backing_file_*() helpers.  After
+ * a read, splice-read or mmap they call unionfs_file_accessed(), after a
+ * write or splice-write unionfs_file_modified() (file.c).
+ *
+ * unionfs_real_write_iter() is called with the union inode locked;
+ * unionfs_real_splice_write() locks it where needed.
+ */
+struct iov_iter;
+struct pipe_inode_info;
+struct vm_area_struct;
+void unionfs_file_accessed(struct file *file);
+void unionfs_file_modified(struct file *file);
+struct file *unionfs_open_real(struct file *file, const struct path *real,
+			       int flags);
+ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter);
+ssize_t unionfs_real_write_iter(struct kiocb *iocb, struct iov_iter *iter);
+ssize_t unionfs_real_splice_read(struct file *in, loff_t *ppos,
+				 struct pipe_inode_info *pipe, size_t len,
+				 unsigned int flags);
+ssize_t unionfs_real_splice_write(struct pipe_inode_info *pipe,
+				  struct file *out, loff_t *ppos, size_t len,
+				  unsigned int flags);
+int unionfs_real_mmap(struct file *file, struct vm_area_struct *vma);
 
 static inline struct file *unionfs_tmpfile_open(unionfs_idmap_t *idmap,
 						const struct path *dir,

@@ -4,7 +4,11 @@
  *
  * A union file holds an open file on the branch object and passes I/O to
  * it; mmap maps the branch file itself, so the page cache is the branch's
- * and there is one copy of each page.
+ * and there is one copy of each page.  How the real file is opened and
+ * how read, write, splice and mmap reach it depends on the kernel
+ * (unionfs_open_real() and unionfs_real_*() in compat.c); what the union
+ * inode learns after I/O is here (unionfs_file_accessed(),
+ * unionfs_file_modified()).
  */
 #include <linux/cred.h>
 #include <linux/file.h>
@@ -67,9 +71,8 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	err = unionfs_may_open_real(file, &real);
 	if (err)
 		return err;
-	realfile = dentry_open(&real,
-			       file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC),
-			       current_cred());
+	realfile = unionfs_open_real(file, &real,
+				     file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC));
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
 	file->private_data = realfile;
@@ -82,57 +85,45 @@ static int unionfs_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static ssize_t unionfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+/* After a read or mmap: the union inode's atime follows the real one. */
+void unionfs_file_accessed(struct file *file)
 {
-	struct file *file = iocb->ki_filp;
-	struct file *realfile = unionfs_real_file(file);
-	ssize_t ret;
-
-	if (!iov_iter_count(iter))
-		return 0;
-	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
-			    iocb->ki_flags & IOCB_NOWAIT ? RWF_NOWAIT : 0);
-	fsstack_copy_attr_atime(file_inode(file), file_inode(realfile));
-	return ret;
+	fsstack_copy_attr_atime(file_inode(file),
+				file_inode(unionfs_real_file(file)));
 }
 
-static rwf_t unionfs_iocb_rwf(int ki_flags)
+/*
+ * After a write: size and times of the union inode follow the real ones,
+ * and the mode too: the branch file system (or, on 6.12, the VFS on the
+ * union file first) cleared the set-id bits if the writer may not keep
+ * them.
+ */
+void unionfs_file_modified(struct file *file)
 {
-	rwf_t flags = 0;
+	struct inode *inode = file_inode(file);
+	struct inode *realinode = file_inode(unionfs_real_file(file));
 
-	if (ki_flags & IOCB_NOWAIT)
-		flags |= RWF_NOWAIT;
-	if (ki_flags & IOCB_HIPRI)
-		flags |= RWF_HIPRI;
-	if (ki_flags & IOCB_DSYNC)
-		flags |= RWF_DSYNC;
-	if (ki_flags & IOCB_SYNC)
-		flags |= RWF_SYNC;
-	return flags;
+	fsstack_copy_inode_size(inode, realinode);
+	fsstack_copy_attr_times(inode, realinode);
+	inode->i_mode = realinode->i_mode;
+}
+
+static ssize_t unionfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	if (!iov_iter_count(iter))
+		return 0;
+	return unionfs_real_read_iter(iocb, iter);
 }
 
 static ssize_t unionfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
-	struct file *file = iocb->ki_filp;
-	struct file *realfile = unionfs_real_file(file);
-	struct inode *inode = file_inode(file);
+	struct inode *inode = file_inode(iocb->ki_filp);
 	ssize_t ret;
 
 	if (!iov_iter_count(iter))
 		return 0;
 	inode_lock(inode);
-	file_start_write(realfile);
-	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
-			     unionfs_iocb_rwf(iocb->ki_flags));
-	file_end_write(realfile);
-	fsstack_copy_inode_size(inode, file_inode(realfile));
-	fsstack_copy_attr_times(inode, file_inode(realfile));
-	/*
-	 * The branch file system cleared the set-id bits if the writer may
-	 * not keep them (it runs with the caller's credentials, as on the
-	 * branch itself).
-	 */
-	inode->i_mode = file_inode(realfile)->i_mode;
+	ret = unionfs_real_write_iter(iocb, iter);
 	inode_unlock(inode);
 	return ret;
 }
@@ -197,16 +188,6 @@ static loff_t unionfs_llseek(struct file *file, loff_t offset, int whence)
 	return ret;
 }
 
-static int unionfs_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	struct file *realfile = unionfs_real_file(file);
-
-	if (!realfile->f_op->mmap)
-		return -ENODEV;
-	vma_set_file(vma, realfile);
-	return call_mmap(vma->vm_file, vma);
-}
-
 static int unionfs_fsync(struct file *file, loff_t start, loff_t end,
 			 int datasync)
 {
@@ -228,9 +209,9 @@ const struct file_operations unionfs_file_fops = {
 	.flush		= unionfs_flush,
 	.fallocate	= unionfs_fallocate,
 	.copy_file_range = unionfs_copy_file_range,
-	.splice_write	= iter_file_splice_write,
-	.mmap		= unionfs_mmap,
+	.splice_write	= unionfs_real_splice_write,
+	.mmap		= unionfs_real_mmap,
 	.fsync		= unionfs_fsync,
 	.fadvise	= unionfs_fadvise,
-	.splice_read	= unionfs_passthrough_splice_read,
+	.splice_read	= unionfs_real_splice_read,
 };
