@@ -180,8 +180,13 @@ int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 	return err;
 }
 
-/* An O_TMPFILE in @dir, opened for writing on @dir's (private) mount. */
-struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode)
+/*
+ * An O_TMPFILE in @dir, made with the current credentials on @dir's
+ * (private) mount and opened with @flags; @cred is the opener the file
+ * records (f_cred).  It is always linkable.
+ */
+struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode,
+				int flags, const struct cred *cred)
 {
 	struct file *f;
 	int err = mnt_want_write(dir->mnt);
@@ -189,7 +194,7 @@ struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode)
 	if (err)
 		return ERR_PTR(err);
 	f = unionfs_tmpfile_open(unionfs_mnt_idmap(dir->mnt), dir, mode,
-				 O_LARGEFILE | O_WRONLY, current_cred());
+				 flags & ~O_EXCL, cred);
 	mnt_drop_write(dir->mnt);
 	return f;
 }

@@ -410,9 +410,11 @@ out:
  * A regular file: O_TMPFILE, data, xattrs, attributes, maps, link.  Only
  * the link changes the parent's listing: its readdir state is locked for
  * that step alone, never across the data copy.  An upper branch without
- * O_TMPFILE (NFS, overlayfs before 6.6, a union) gets the copy built at
- * its name under an intent instead, and the parent's readdir state
- * locked throughout.
+ * O_TMPFILE (NFS, overlayfs before 6.6) gets the copy built at its name
+ * under an intent instead, and the parent's readdir state locked
+ * throughout.  So does a union: it has O_TMPFILE, but its inodes carry
+ * no generation, so the records of a copy that a crash left unlinked
+ * could not be told stale once the number is reused (section 9.6).
  */
 static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 			       unsigned int lbindex, const struct kstat *st,
@@ -425,7 +427,12 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	struct file *tmp;
 	int err;
 
-	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600);
+	if (uparent->dentry->d_sb->s_magic == UNIONFS_SUPER_MAGIC)
+		tmp = ERR_PTR(-EOPNOTSUPP);
+	else
+		tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600,
+					 O_LARGEFILE | O_WRONLY,
+					 current_cred());
 	if (tmp == ERR_PTR(-EOPNOTSUPP))
 		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
 					       uparent, ud, data, parent);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * odf-unionfs: operations that change the union namespace: create,
- * mkdir, mknod, symlink, link, unlink, rmdir, rename.
+ * mkdir, mknod, symlink, link, unlink, rmdir, rename; and O_TMPFILE,
+ * which makes a file with no name (yet).
  *
  * Objects are created on the upper branch (its parents copied up first);
  * names of lower objects are hidden by whiteouts on the ODF, never by
@@ -342,6 +343,84 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 	unionfs_rd_add(&rdt, &new->d_name, inode);
 	unionfs_rd_end(&rdt, 0);
 	return 0;
+}
+
+/*
+ * O_TMPFILE: a file with no name, made on the upper branch in the
+ * parent's upper directory (the parent copied up first) with the
+ * mounter's rights and the caller's fsuid and fsgid, as create makes its
+ * objects, and opened as the caller asked.  The union file holds it as
+ * any union file holds its real file.  Nothing changes in a listing or
+ * on the ODF; linkat() gives the file a name later through ->link, whose
+ * upper link is of this upper object.  The upper tmpfile is always
+ * linkable; whether the union's is (O_EXCL) the VFS decides on the
+ * union inode.  A file closed with no name goes with its upper object.
+ */
+static int unionfs_tmpfile(unionfs_idmap_t *idmap, struct inode *dir,
+			   struct file *file, umode_t mode)
+{
+	struct super_block *sb = dir->i_sb;
+	struct dentry *dentry = file->f_path.dentry;
+	struct path upath = { .mnt = unionfs_upper_mnt(sb) };
+	struct unionfs_dentry_info *di;
+	const struct cred *old_cred;
+	struct file *realfile;
+	struct inode *inode;
+	u64 ino;
+	int err;
+
+	err = unionfs_may_write(sb);
+	if (err)
+		return err;
+	/* An upper file system without O_TMPFILE: no copy-up for nothing. */
+	if (!d_inode(unionfs_branch(sb, 0)->root.dentry)->i_op->tmpfile)
+		return -EOPNOTSUPP;
+	/* The VFS made @dentry without a lookup; d_release() frees this. */
+	di = unionfs_alloc_dinfo(0);
+	if (!di)
+		return -ENOMEM;
+	dentry->d_fsdata = di;
+
+	/*
+	 * The VFS holds no lock on @dir here: keep it from rmdir (which
+	 * would leave its upper dentry negative) until the file is made.
+	 */
+	inode_lock_shared(dir);
+	err = IS_DEADDIR(dir) ? -ENOENT : unionfs_copy_up(dentry->d_parent);
+	if (err) {
+		inode_unlock_shared(dir);
+		return err;
+	}
+	upath.dentry = unionfs_upper(dentry->d_parent);
+	old_cred = unionfs_create_creds(sb);
+	if (IS_ERR(old_cred)) {
+		inode_unlock_shared(dir);
+		return PTR_ERR(old_cred);
+	}
+	realfile = unionfs_do_tmpfile(&upath, mode,
+				      file->f_flags & ~(O_CREAT | O_EXCL |
+							O_NOCTTY | O_TRUNC |
+							O_TMPFILE),
+				      old_cred);
+	revert_creds(old_cred);
+	inode_unlock_shared(dir);
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
+
+	err = unionfs_ino_of(sb, 0, file_inode(realfile), &ino, NULL);
+	if (!err) {
+		inode = unionfs_iget(sb, ino, file_inode(realfile), 0);
+		err = PTR_ERR_OR_ZERO(inode);
+	}
+	if (err) {
+		fput(realfile);
+		return err;
+	}
+	unionfs_set_upper(dentry, dget(realfile->f_path.dentry));
+	/* d_tmpfile() drops the one link an inode is made with. */
+	set_nlink(inode, 1);
+	d_tmpfile(file, inode);
+	return unionfs_open_on(file, realfile);
 }
 
 /*
@@ -741,6 +820,7 @@ const struct inode_operations unionfs_dir_iops = {
 	.unlink		= unionfs_unlink,
 	.rmdir		= unionfs_rmdir,
 	.rename		= unionfs_rename,
+	.tmpfile	= unionfs_tmpfile,
 	.setattr	= unionfs_setattr,
 	.getattr	= unionfs_getattr,
 	.permission	= unionfs_permission,

@@ -79,6 +79,30 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* The real file is open already (see unionfs_open_on()). */
+static int unionfs_open_nothing(struct inode *inode, struct file *file)
+{
+	return 0;
+}
+
+/*
+ * Open @file, whose dentry shows @realfile's object, on @realfile (an
+ * O_TMPFILE made for it): the union file then holds it as unionfs_open()
+ * holds the real file it opens.  @realfile is the union file's from
+ * here on, also when the open fails.
+ */
+int unionfs_open_on(struct file *file, struct file *realfile)
+{
+	int err;
+
+	file->private_data = realfile;
+	err = finish_open(file, file->f_path.dentry, unionfs_open_nothing);
+	/* Without FMODE_OPENED, no ->release() drops it. */
+	if (!(file->f_mode & FMODE_OPENED))
+		fput(realfile);
+	return err;
+}
+
 static int unionfs_release(struct inode *inode, struct file *file)
 {
 	fput(unionfs_real_file(file));

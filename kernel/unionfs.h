@@ -303,7 +303,8 @@ int __unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 			     const char *name);
 int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 			   const char *name);
-struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode);
+struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode,
+				int flags, const struct cred *cred);
 long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
 		       loff_t *opos, size_t len);
 
@@ -448,6 +449,7 @@ void unionfs_export_init(struct super_block *sb);
 
 /* file.c */
 extern const struct file_operations unionfs_file_fops;
+int unionfs_open_on(struct file *file, struct file *realfile);
 
 /* readdir.c: directory files; the merged listing, streamed */
 extern const struct file_operations unionfs_dir_fops;
