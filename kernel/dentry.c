@@ -59,6 +59,66 @@ void unionfs_set_upper(struct dentry *dentry, struct dentry *upper)
 	smp_store_release(&di->upper, upper);
 }
 
+/* @l is @ld (its reference taken over), found on branch @bindex. */
+void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
+		       struct dentry *ld, unsigned int bindex)
+{
+	l->path.mnt = mntget(mnt);
+	l->path.dentry = ld;
+	l->bindex = bindex;
+	l->positive = d_is_positive(ld);
+	l->parent = ld->d_parent;
+	l->hash_len = ld->d_name.hash_len;
+}
+
+/*
+ * The VFS keeps one dentry per directory: a lookup that finds a
+ * directory whose union dentry at another name is still in use (a file
+ * open below it, say) moves that dentry here (d_splice_alias) and drops
+ * the new one.  That happens after the directory was renamed in its
+ * branch.  @alias holds what its lookup found at the old name.  If this
+ * lookup (@found) found the same branch directories, it is right here
+ * too: it takes this name's upper dentry (negative: it is not on the
+ * upper branch) and where its branch dentries are now.  If not, it is
+ * looked up again at its next use, until it is no longer in use.
+ * Copy-up, the only user of a negative upper dentry, is held off.
+ */
+void unionfs_lookup_moved(struct dentry *alias,
+			  const struct unionfs_dentry_info *found)
+{
+	struct unionfs_dentry_info *di = UNIONFS_D(alias);
+	struct inode *inode = d_inode(alias);
+	struct dentry *old = NULL;
+	unsigned int i;
+	bool same;
+
+	if (!di || !inode)
+		return;
+	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	same = di->nlower == found->nlower && di->top == found->top &&
+	       di->ns_flags == found->ns_flags && !unionfs_upper(alias) &&
+	       !(found->upper && d_is_positive(found->upper));
+	for (i = 0; same && i < di->nlower; i++)
+		same = di->lower[i].path.dentry == found->lower[i].path.dentry &&
+		       di->lower[i].bindex == found->lower[i].bindex;
+	if (!same) {
+		WRITE_ONCE(di->invalid, true);
+		goto out;
+	}
+	for (i = 0; i < di->nlower; i++) {
+		WRITE_ONCE(di->lower[i].parent, found->lower[i].parent);
+		WRITE_ONCE(di->lower[i].hash_len, found->lower[i].hash_len);
+	}
+	if (di->upper != found->upper) {
+		old = di->upper;
+		/* Dentries are freed after RCU: revalidation may still read it. */
+		smp_store_release(&di->upper, dget(found->upper));
+	}
+out:
+	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	dput(old);
+}
+
 static void unionfs_d_release(struct dentry *dentry)
 {
 	unionfs_free_dinfo(UNIONFS_D(dentry));
@@ -77,13 +137,21 @@ static int unionfs_d_delete(const struct dentry *dentry)
 	return di && READ_ONCE(di->invalid);
 }
 
+/*
+ * Has the name changed in its branch since the lookup?  An object
+ * created at it, removed from it, or renamed away (the branch dentry
+ * moves with its object: another parent or another name; a negative
+ * dentry renamed over is unhashed).  Read without locks in RCU walk: a
+ * torn read only makes the union look the name up again.
+ */
 static int unionfs_lower_changed(const struct unionfs_lower *l)
 {
 	struct dentry *d = l->path.dentry;
 
-	if (!l->positive)
-		return !d_is_negative(d);
-	return d_unhashed(d) || d_is_negative(d);
+	if (d_unhashed(d) || READ_ONCE(d->d_parent) != l->parent ||
+	    READ_ONCE(d->d_name.hash_len) != l->hash_len)
+		return 1;
+	return l->positive ? d_is_negative(d) : !d_is_negative(d);
 }
 
 static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)

@@ -36,10 +36,7 @@ static bool unionfs_lookup_add(struct unionfs_dentry_info *di,
 		return false;
 	}
 	l = &di->lower[di->nlower++];
-	l->path.mnt = mntget(pl->path.mnt);
-	l->path.dentry = ld;
-	l->bindex = pl->bindex;
-	l->positive = d_is_positive(ld);
+	unionfs_lower_set(l, pl->path.mnt, ld, pl->bindex);
 	if (!l->positive || *found)
 		return true;
 	*found = true;
@@ -182,10 +179,7 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 			 */
 			struct unionfs_lower *l = &di->lower[di->nlower++];
 
-			l->path.mnt = mntget(pl->path.mnt);
-			l->path.dentry = ld;
-			l->bindex = pl->bindex;
-			l->positive = d_is_positive(ld);
+			unionfs_lower_set(l, pl->path.mnt, ld, pl->bindex);
 			if (l->positive)
 				break;
 			continue;
@@ -255,6 +249,7 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 	struct super_block *sb = dir->i_sb;
 	struct unionfs_dentry_info *di;
 	struct inode *inode = NULL;
+	struct dentry *res;
 	const struct cred *old_cred;
 	u32 lower_links = 0;
 	struct path real;
@@ -314,7 +309,10 @@ iget:
 			UNIONFS_I(inode)->lower_links = lower_links;
 	}
 	revert_creds(old_cred);
-	return d_splice_alias(inode, dentry);
+	res = d_splice_alias(inode, dentry);
+	if (!IS_ERR_OR_NULL(res))
+		unionfs_lookup_moved(res, di);
+	return res;
 
 out_free:
 	revert_creds(old_cred);

@@ -391,29 +391,73 @@ static bool unionfs_ns_batch_actor(struct dir_context *ctx, const char *name,
 		return true;	/* rolled forward by unionfs_intent_replay */
 	if (len > NAME_MAX)
 		return true;
+	if (b->n == ARRAY_SIZE(b->e))
+		return false;	/* not taken: the next read starts with it */
 	b->e[b->n].len = len;
 	memcpy(b->e[b->n].name, name, len);
 	b->n++;
-	return b->n < ARRAY_SIZE(b->e);
+	return true;
 }
 
-/* Read up to 16 names of directory @dir (referenced path). */
-static int unionfs_ns_batch_read(struct unionfs_sb_info *sbi,
-				 struct dentry *dir,
-				 struct unionfs_ns_batch *b)
+/*
+ * Call @fn for every entry of ODF directory @dir (but intents, if
+ * b->skip_intents), 16 names at a time, with no lock held: @fn may remove
+ * the entry.  The directory is opened once and read on from where the
+ * last batch stopped, so emptying it is linear in its size.
+ */
+static int unionfs_ns_for_each(struct unionfs_sb_info *sbi, struct dentry *dir,
+			       struct unionfs_ns_batch *b,
+			       int (*fn)(struct unionfs_sb_info *sbi,
+					 struct dentry *dir, const char *name,
+					 unsigned int len, int depth),
+			       int depth)
 {
 	struct path p = { .mnt = sbi->ns.mnt, .dentry = dir };
 	struct file *f;
+	unsigned int i;
 	int err;
 
-	b->ctx.actor = unionfs_ns_batch_actor;
-	b->ctx.pos = 0;
-	b->n = 0;
 	f = dentry_open(&p, O_RDONLY | O_DIRECTORY, current_cred());
 	if (IS_ERR(f))
 		return PTR_ERR(f);
-	err = iterate_dir(f, &b->ctx);
+	b->ctx.actor = unionfs_ns_batch_actor;
+	b->ctx.pos = 0;
+	do {
+		b->n = 0;
+		err = iterate_dir(f, &b->ctx);
+		for (i = 0; !err && i < b->n; i++)
+			err = fn(sbi, dir, b->e[i].name, b->e[i].len, depth);
+	} while (!err && b->n);
 	fput(f);
+	return err;
+}
+
+static int unionfs_ns_empty_dir(struct unionfs_sb_info *sbi, struct dentry *dir,
+				int depth);
+
+/* One entry of a node being emptied: a whiteout, or damage nested in it. */
+static int unionfs_ns_remove_entry(struct unionfs_sb_info *sbi,
+				   struct dentry *dir, const char *name,
+				   unsigned int len, int depth)
+{
+	struct dentry *c;
+	int err;
+
+	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	c = lookup_one_len(name, dir, len);
+	err = PTR_ERR_OR_ZERO(c);
+	if (!err && d_can_lookup(c)) {
+		inode_unlock(d_inode(dir));
+		/* Only damage nests deeper than a node. */
+		err = depth < 4 ? unionfs_ns_empty_dir(sbi, c, depth + 1) :
+				  -EUCLEAN;
+		inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	}
+	if (!err && d_is_positive(c))
+		err = unionfs_do_remove(sbi->ns.mnt, dir, c);
+	inode_unlock(d_inode(dir));
+	if (!IS_ERR(c))
+		dput(c);
 	return err;
 }
 
@@ -422,36 +466,13 @@ static int unionfs_ns_empty_dir(struct unionfs_sb_info *sbi, struct dentry *dir,
 				int depth)
 {
 	struct unionfs_ns_batch *b;
-	unsigned int i;
 	int err;
 
 	b = kmalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	b->skip_intents = false;
-	do {
-		err = unionfs_ns_batch_read(sbi, dir, b);
-		for (i = 0; !err && i < b->n; i++) {
-			struct dentry *c;
-
-			inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
-			c = lookup_one_len(b->e[i].name, dir, b->e[i].len);
-			err = PTR_ERR_OR_ZERO(c);
-			if (!err && d_can_lookup(c)) {
-				inode_unlock(d_inode(dir));
-				/* Only damage nests deeper than a node. */
-				err = depth < 4 ?
-				      unionfs_ns_empty_dir(sbi, c, depth + 1) :
-				      -EUCLEAN;
-				inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
-			}
-			if (!err && d_is_positive(c))
-				err = unionfs_do_remove(sbi->ns.mnt, dir, c);
-			inode_unlock(d_inode(dir));
-			if (!IS_ERR(c))
-				dput(c);
-		}
-	} while (!err && b->n);
+	err = unionfs_ns_for_each(sbi, dir, b, unionfs_ns_remove_entry, depth);
 	kfree(b);
 	return err;
 }
@@ -927,37 +948,38 @@ int unionfs_ns_drop(struct inode *inode)
 	return err;
 }
 
+/* One entry of the reclaim area: a whiteout or a node, deleted. */
+static int unionfs_reclaim_entry(struct unionfs_sb_info *sbi,
+				 struct dentry *rdir, const char *name,
+				 unsigned int len, int depth)
+{
+	struct dentry *d;
+	int err;
+
+	d = lookup_one_len_unlocked(name, rdir, len);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	err = d_is_positive(d) ? unionfs_ns_begin(sbi) : -EIO;
+	if (!err) {
+		err = unionfs_ns_delete(sbi, d);
+		unionfs_ns_end(sbi);
+	}
+	dput(d);
+	return err;
+}
+
 /* Finish the reclaim area (section 8), keeping intents. */
 int unionfs_reclaim_all(struct unionfs_sb_info *sbi)
 {
-	struct dentry *rdir = sbi->reclaim.dentry;
 	struct unionfs_ns_batch *b;
-	unsigned int i;
 	int err;
 
 	b = kmalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	b->skip_intents = true;
-	do {
-		err = unionfs_ns_batch_read(sbi, rdir, b);
-		for (i = 0; !err && i < b->n; i++) {
-			struct dentry *d;
-
-			d = lookup_one_len_unlocked(b->e[i].name, rdir,
-						    b->e[i].len);
-			if (IS_ERR(d)) {
-				err = PTR_ERR(d);
-				break;
-			}
-			err = d_is_positive(d) ? unionfs_ns_begin(sbi) : -EIO;
-			if (!err) {
-				err = unionfs_ns_delete(sbi, d);
-				unionfs_ns_end(sbi);
-			}
-			dput(d);
-		}
-	} while (!err && b->n);
+	err = unionfs_ns_for_each(sbi, sbi->reclaim.dentry, b,
+				  unionfs_reclaim_entry, 0);
 	kfree(b);
 	return err;
 }

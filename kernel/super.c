@@ -347,10 +347,8 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	for (i = 1; i < sbi->nbranches; i++) {
 		struct unionfs_lower *l = &di->lower[di->nlower++];
 
-		l->path = sbi->branches[i].root;
-		path_get(&l->path);
-		l->bindex = i;
-		l->positive = true;
+		unionfs_lower_set(l, sbi->branches[i].root.mnt,
+				  dget(sbi->branches[i].root.dentry), i);
 	}
 	di->top = di->nlower;
 	root_inode = unionfs_iget(sb, ODF_UINO_ROOT,

@@ -98,6 +98,9 @@ struct unionfs_lower {
 	struct path path;	/* path.dentry may be negative */
 	unsigned int bindex;
 	bool positive;		/* path.dentry was positive at lookup */
+	/* Where path.dentry was at lookup: a rename in the branch moves it. */
+	struct dentry *parent;
+	u64 hash_len;
 };
 
 /*
@@ -398,6 +401,10 @@ int unionfs_copy_up_other_name(struct dentry *dentry);
 extern const struct dentry_operations unionfs_dops;
 struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower);
 void unionfs_free_dinfo(struct unionfs_dentry_info *di);
+void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
+		       struct dentry *ld, unsigned int bindex);
+void unionfs_lookup_moved(struct dentry *alias,
+			  const struct unionfs_dentry_info *found);
 void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 
 /* namei.c */

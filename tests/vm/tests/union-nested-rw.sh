@@ -6,7 +6,8 @@
 # copy-up of a file failed with EOPNOTSUPP.  Contents, owner, mode,
 # xattrs and ACLs arrive on the inner union's upper branch; numbers are
 # kept across a remount of both; no intent stays in either ODF; odfck
-# finds both clean.
+# finds both clean.  A union over the outer one is past the kernel's
+# stacking limit: its mount fails with a message.
 . "$SRC/tests/vm/lib.sh"
 
 b0=/mnt/b0 b1=/mnt/b1 c1=/mnt/c1 ui=/mnt/ui uo=/mnt/uo
@@ -69,5 +70,16 @@ mount_both
 expect_eq "st_ino of d/big after remount" "$ino_big" "$(ino $uo/d/big)"
 expect_eq "st_ino of d/small after remount" "$ino_small" "$(ino $uo/d/small)"
 expect_eq "names in d after remount" "big created small" "$(ls $uo/d | tr '\n' ' ' | sed 's/ $//')"
+# Past the kernel's stacking limit (FILESYSTEM_MAX_STACK_DEPTH, 2: the
+# outer union is at it) a third union does not mount, and says why.
+odf3=$(nth_disk 5)
+mkodf_dev "$odf3"
+mkdir -p /mnt/u3
+out=$(mount -t unionfs -o "ro,odf=$odf3,dirs=$uo=ro" none /mnt/u3 2>&1) && {
+	umount /mnt/u3
+	fail "a union over the outer union mounted (stacking depth 3)"
+}
+dmesg | tail -n 20 | grep -q "stacked too deeply" ||
+	fail "no message for the third union: mount said '$out', kernel: $(dmesg | tail -n 3 | tr '\n' ' ')"
 umount_both
 echo "nested rw union passed"

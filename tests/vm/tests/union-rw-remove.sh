@@ -9,7 +9,8 @@
 # shows the old object, nor after it is removed again or a remount; a
 # directory made over a removed lower directory is opaque (the lower
 # children stay hidden, also after remount); the ODF records exactly
-# these markers and is clean.
+# these markers and is clean; a removed directory with hundreds of
+# whiteouts leaves none of them behind.
 . "$SRC/tests/vm/lib.sh"
 
 b0=/mnt/b0 b1=/mnt/b1 b2=/mnt/b2 u=/mnt/u
@@ -206,3 +207,23 @@ union_mount $u "$opts"
 expect_eq "root after a second remount" "deep keep ld2 sym" "$(union_ls $u)"
 union_umount $u
 odf_check
+
+# A removed directory whose node holds hundreds of whiteouts (the ODF
+# deletes a node 16 names at a time, reading on where it stopped) goes
+# whole: its name is whited out, none of its whiteouts stay in /ns and
+# nothing is left in /reclaim.
+mkdir $b1/many
+for i in $(seq 1 300); do : >$b1/many/f$i; done
+union_mount $u "$opts"
+rm -r $u/many || fail "rm -r many"
+[ -e $u/many ] && fail "many still shows after rm -r"
+union_umount $u
+odf_check
+odf_ns
+ns_has "W /many"
+grep -q '^W /many/' <<<"$NS" && fail "whiteouts below many/ stay in /ns: $(grep -c '^W /many/' <<<"$NS")"
+mkdir -p /mnt/odf-r
+mount -o ro -t ext4 "$ODF_DEV" /mnt/odf-r || fail "mount the ODF read-only"
+left=$(ls -A /mnt/odf-r/reclaim)
+umount /mnt/odf-r
+expect_eq "ODF /reclaim after rm -r many" "" "$left"
