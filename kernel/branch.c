@@ -183,18 +183,24 @@ int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 /*
  * An O_TMPFILE in @dir, made with the current credentials on @dir's
  * (private) mount and opened with @flags; @cred is the opener the file
- * records (f_cred).  It is always linkable.
+ * records (f_cred).  It is always linkable.  With @user_file, it is to
+ * be that union file's real file (unionfs_open_real_tmpfile()).
  */
 struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode,
-				int flags, const struct cred *cred)
+				int flags, const struct cred *cred,
+				struct file *user_file)
 {
 	struct file *f;
 	int err = mnt_want_write(dir->mnt);
 
 	if (err)
 		return ERR_PTR(err);
-	f = unionfs_tmpfile_open(unionfs_mnt_idmap(dir->mnt), dir, mode,
-				 flags & ~O_EXCL, cred);
+	flags &= ~O_EXCL;
+	if (user_file)
+		f = unionfs_open_real_tmpfile(user_file, dir, mode, flags, cred);
+	else
+		f = unionfs_tmpfile_open(unionfs_mnt_idmap(dir->mnt), dir,
+					 mode, flags, cred);
 	mnt_drop_write(dir->mnt);
 	return f;
 }

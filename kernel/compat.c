@@ -155,6 +155,15 @@ struct file *unionfs_open_real(struct file *file, const struct path *real,
 	return dentry_open(real, flags, current_cred());
 }
 
+/* An O_TMPFILE in @parent as the real file of @file (O_TMPFILE too). */
+struct file *unionfs_open_real_tmpfile(struct file *file,
+				       const struct path *parent, umode_t mode,
+				       int flags, const struct cred *opener)
+{
+	return unionfs_tmpfile_open(unionfs_mnt_idmap(parent->mnt), parent,
+				    mode, flags, opener);
+}
+
 ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
@@ -256,6 +265,20 @@ struct file *unionfs_open_real(struct file *file, const struct path *real,
 			       int flags)
 {
 	return backing_file_open(file, flags, real, unionfs_real_cred(file));
+}
+
+/*
+ * An O_TMPFILE in @parent as the real file of @file (O_TMPFILE too): a
+ * backing file like the others, made with the current credentials (the
+ * caller's fsuid and fsgid), used with the mounter's; @opener is unused.
+ */
+struct file *unionfs_open_real_tmpfile(struct file *file,
+				       const struct path *parent, umode_t mode,
+				       int flags, const struct cred *opener)
+{
+	/* No inode yet: d_tmpfile() comes after. */
+	return backing_tmpfile_open(file, flags, parent, mode,
+				    UNIONFS_SB(file->f_path.dentry->d_sb)->creator_cred);
 }
 
 ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter)

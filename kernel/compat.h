@@ -145,6 +145,9 @@ void unionfs_file_accessed(struct file *file);
 void unionfs_file_modified(struct file *file);
 struct file *unionfs_open_real(struct file *file, const struct path *real,
 			       int flags);
+struct file *unionfs_open_real_tmpfile(struct file *file,
+					const struct path *parent, umode_t mode,
+					int flags, const struct cred *opener);
 ssize_t unionfs_real_read_iter(struct kiocb *iocb, struct iov_iter *iter);
 ssize_t unionfs_real_write_iter(struct kiocb *iocb, struct iov_iter *iter);
 ssize_t unionfs_real_splice_read(struct file *in, loff_t *ppos,

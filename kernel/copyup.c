@@ -432,7 +432,7 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	else
 		tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600,
 					 O_LARGEFILE | O_WRONLY,
-					 current_cred());
+					 current_cred(), NULL);
 	if (tmp == ERR_PTR(-EOPNOTSUPP))
 		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
 					       uparent, ud, data, parent);

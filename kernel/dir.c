@@ -401,7 +401,7 @@ static int unionfs_tmpfile(unionfs_idmap_t *idmap, struct inode *dir,
 				      file->f_flags & ~(O_CREAT | O_EXCL |
 							O_NOCTTY | O_TRUNC |
 							O_TMPFILE),
-				      old_cred);
+				      old_cred, file);
 	revert_creds(old_cred);
 	inode_unlock_shared(dir);
 	if (IS_ERR(realfile))

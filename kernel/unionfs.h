@@ -307,7 +307,8 @@ int __unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 			   const char *name);
 struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode,
-				int flags, const struct cred *cred);
+				int flags, const struct cred *cred,
+				struct file *user_file);
 long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
 		       loff_t *opos, size_t len);
 
