@@ -427,13 +427,13 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	struct file *tmp;
 	int err;
 
+	/* A union as the upper branch: at the name, see above. */
 	if (uparent->dentry->d_sb->s_magic == UNIONFS_SUPER_MAGIC)
-		tmp = ERR_PTR(-EOPNOTSUPP);
-	else
-		tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600,
-					 O_LARGEFILE | O_WRONLY,
-					 current_cred(), NULL);
-	if (tmp == ERR_PTR(-EOPNOTSUPP))
+		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
+					       uparent, ud, data, parent);
+	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600,
+				 O_LARGEFILE | O_WRONLY, current_cred(), NULL);
+	if (tmp == ERR_PTR(-EOPNOTSUPP))	/* no O_TMPFILE there */
 		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
 					       uparent, ud, data, parent);
 	if (IS_ERR(tmp))
