@@ -661,7 +661,8 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err)
 /*
  * Allocate a union inode number (section 4): the counter is committed
  * before the caller records the number, so a crash wastes a number and
- * never reuses one.
+ * never reuses one.  The caller is inside unionfs_odf_write_begin(): a
+ * remount,ro that paused the session meanwhile waits for it.
  */
 int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
 {
@@ -671,8 +672,8 @@ int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
 
 	mutex_lock(&sbi->odf_lock);
 	next = max_t(u64, le64_to_cpu(s->s_next_ino), ODF_UINO_ALLOC_FIRST);
-	if (!unionfs_odf_rw(sbi) || sbi->odf_failed) {
-		err = -EROFS;	/* checked under odf_lock: set_ro() */
+	if (!sbi->super_file || sbi->odf_failed) {
+		err = -EROFS;
 	} else if (next > ODF_UINO_ALLOC_MAX) {
 		err = -ENOSPC;
 	} else {

@@ -99,8 +99,10 @@ static inline bool unionfs_odf_rw(const struct unionfs_sb_info *sbi)
  * flight when the volume is marked CLEAN and none starts after.  The
  * read side is SRCU: it nests, never blocks, and is taken only where a
  * write is about to happen, so it orders against no lock; remount,ro
- * waits for it holding nothing of ours.  Header writes check
- * unionfs_odf_rw() under odf_lock instead.
+ * waits for it holding nothing of ours.  Header writes made outside
+ * such a section (the inode number counter moved past a recorded number,
+ * ERRORS) check unionfs_odf_rw() under odf_lock instead, where
+ * remount,ro sets the pause.
  */
 static inline bool unionfs_odf_write_begin(struct unionfs_sb_info *sbi,
 					   int *idx)
