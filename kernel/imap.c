@@ -12,6 +12,9 @@
  * Locking: imap_lock serialises every access.  It is never taken while a
  * branch lock is held (readdir translates numbers after the branch
  * directory is unlocked), because growing a map locks the ODF's /imap.
+ * Writes that lookups make (BIGINO allocations, dropping a stale copy's
+ * records) run inside unionfs_odf_write_begin(), entered before
+ * imap_lock, so that remount,ro waits for them.
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -530,25 +533,30 @@ int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u16 bid = sbi->branches[bindex].id;
 	struct odf_map_rec *rec;
-	int err;
+	bool writing;
+	int err, idx;
 
 	if (!sbi->imap[0])
 		return -EOVERFLOW;
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
+	/* A lookup: remount,ro waits for the allocation (odf.c). */
+	writing = unionfs_odf_write_begin(sbi, &idx);
 	mutex_lock(&sbi->imap_lock);
 	err = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
 	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
 		err = 0;
 		mutex_unlock(&sbi->imap_lock);
+		if (writing)
+			unionfs_odf_write_end(sbi, idx);
 		kfree(rec);
 		unionfs_odf_seen_ino(sbi, *uino);
 		return 0;
 	}
 	if (err >= 0 || err == -ENOENT)
-		err = unionfs_odf_rw(sbi) ? 0 : -EOVERFLOW;
+		err = writing ? 0 : -EOVERFLOW;
 	if (!err)
 		err = unionfs_odf_alloc_ino(sbi, uino);
 	if (err)
@@ -570,6 +578,8 @@ int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 	err = unionfs_imap_put_locked(sbi, 1, rec);
 out:
 	mutex_unlock(&sbi->imap_lock);
+	if (writing)
+		unionfs_odf_write_end(sbi, idx);
 	kfree(rec);
 	if (err == -EOVERFLOW)
 		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits and a read-only union cannot allocate one\n",
@@ -783,15 +793,19 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
 }
 
-/* A copy's records name an upper inode that is gone (reused number). */
+/*
+ * A copy's records name an upper inode that is gone (reused number).
+ * Also called by lookups: remount,ro waits for it (odf.c).
+ */
 int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
 {
-	int err;
+	int err, idx;
 
-	if (!unionfs_odf_rw(sbi) || !sbi->imap[0])
+	if (!sbi->imap[0] || !unionfs_odf_write_begin(sbi, &idx))
 		return -EROFS;
 	mutex_lock(&sbi->imap_lock);
 	err = unionfs_imap_drop_copy_locked(sbi, upper_ino);
 	mutex_unlock(&sbi->imap_lock);
+	unionfs_odf_write_end(sbi, idx);
 	return err;
 }

@@ -538,7 +538,12 @@ fail:
 	return err;
 }
 
-/* Clean unmount: every other ODF write is done; say so last (9.1). */
+/*
+ * Clean unmount: every other ODF write is done; say so last (9.1).  No
+ * ODF writer can be left: they all run inside a system call on the
+ * union, and the superblock is going away because none is.  A union
+ * remounted read-only ended its session then: nothing more is written.
+ */
 void unionfs_odf_stop(struct unionfs_sb_info *sbi)
 {
 	struct odf_super *s = sbi->odf_sb;
@@ -547,7 +552,7 @@ void unionfs_odf_stop(struct unionfs_sb_info *sbi)
 	if (!sbi->super_file)
 		return;
 	unionfs_imap_close(sbi);	/* every map write is synchronous */
-	if (!sbi->odf_failed) {
+	if (!sbi->odf_failed && !sbi->odf_paused) {
 		s->s_state = cpu_to_le16(ODF_STATE_CLEAN |
 			(le16_to_cpu(s->s_state) & ODF_STATE_ERRORS));
 		err = unionfs_odf_write_super(sbi, false);
@@ -566,6 +571,13 @@ void unionfs_odf_stop(struct unionfs_sb_info *sbi)
  * marked clean, so a power cut while the union is read-only needs no
  * recovery.  remount,rw starts a new session: MOUNTED, committed before
  * any other write, with the mount count incremented (section 3.2).
+ *
+ * The VFS refuses remount,ro while a system call holds write access to
+ * the union, but listings and lookups write the ODF too: the pause is
+ * published under odf_lock (header writers check it there) and then
+ * every writer inside unionfs_odf_write_begin() that may have missed it
+ * is waited for, before the sync and the CLEAN mark.  We hold s_umount
+ * and none of our locks meanwhile; those writers never take s_umount.
  */
 int unionfs_odf_set_ro(struct super_block *sb, bool ro)
 {
@@ -577,7 +589,10 @@ int unionfs_odf_set_ro(struct super_block *sb, bool ro)
 	if (!sbi->super_file || READ_ONCE(sbi->odf_paused) == ro)
 		return 0;
 	if (ro) {
+		mutex_lock(&sbi->odf_lock);
 		WRITE_ONCE(sbi->odf_paused, true);
+		mutex_unlock(&sbi->odf_lock);
+		synchronize_srcu(&sbi->odf_srcu);
 		err = sync_filesystem(sb);	/* the ODF too (sync_fs) */
 	}
 	mutex_lock(&sbi->odf_lock);
@@ -620,6 +635,9 @@ void unionfs_odf_refused(struct super_block *sb, const char *what, int err)
 /*
  * Damage found on the ODF, or a write to it failed: record ERRORS, stop
  * writing to it, and let the union fail writes with EIO (section 3.2).
+ * Found while remounted read-only (a lookup reads a damaged record), it
+ * is recorded in memory only, as a read-only mount writes nothing: a
+ * remount,rw writes it with the new session's header.
  */
 void unionfs_odf_error(struct super_block *sb, const char *what, int err)
 {
@@ -633,7 +651,8 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err)
 		       sbi->odf_name, what, err);
 		s->s_state |= cpu_to_le16(ODF_STATE_ERRORS);
 		le32_add_cpu(&s->s_error_count, 1);
-		unionfs_odf_write_super(sbi, false);
+		if (unionfs_odf_rw(sbi))
+			unionfs_odf_write_super(sbi, false);
 		sbi->odf_failed = true;
 	}
 	mutex_unlock(&sbi->odf_lock);
@@ -642,7 +661,8 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err)
 /*
  * Allocate a union inode number (section 4): the counter is committed
  * before the caller records the number, so a crash wastes a number and
- * never reuses one.
+ * never reuses one.  The caller is inside unionfs_odf_write_begin(): a
+ * remount,ro that paused the session meanwhile waits for it.
  */
 int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
 {
@@ -650,11 +670,11 @@ int unionfs_odf_alloc_ino(struct unionfs_sb_info *sbi, u64 *uino)
 	u64 next;
 	int err;
 
-	if (!unionfs_odf_rw(sbi) || sbi->odf_failed)
-		return -EROFS;
 	mutex_lock(&sbi->odf_lock);
 	next = max_t(u64, le64_to_cpu(s->s_next_ino), ODF_UINO_ALLOC_FIRST);
-	if (next > ODF_UINO_ALLOC_MAX) {
+	if (!sbi->super_file || sbi->odf_failed) {
+		err = -EROFS;
+	} else if (next > ODF_UINO_ALLOC_MAX) {
 		err = -ENOSPC;
 	} else {
 		s->s_next_ino = cpu_to_le64(next + 1);
@@ -679,7 +699,8 @@ void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino)
 	    uino < le64_to_cpu(READ_ONCE(s->s_next_ino)))
 		return;
 	mutex_lock(&sbi->odf_lock);
-	if (uino >= le64_to_cpu(s->s_next_ino) && uino < ODF_UINO_ALLOC_MAX) {
+	if (unionfs_odf_rw(sbi) && !sbi->odf_failed &&
+	    uino >= le64_to_cpu(s->s_next_ino) && uino < ODF_UINO_ALLOC_MAX) {
 		pr_notice("ODF '%s': inode number counter was behind a recorded number; moved to %llu\n",
 			  sbi->odf_name, uino + 1);
 		s->s_next_ino = cpu_to_le64(uino + 1);

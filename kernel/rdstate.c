@@ -22,7 +22,8 @@
  * Locking: the union directory's i_rwsem (shared for readdir, exclusive
  * for namespace changes), then the state's rw_semaphore, then branch and
  * ODF locks.  Readers that find the state missing or stale upgrade to the
- * write side to build or reconcile it.
+ * write side to build or reconcile it, inside unionfs_odf_write_begin()
+ * (SRCU: it blocks nothing, and remount,ro waits for the build).
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -1217,7 +1218,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	enum unionfs_stat what;
 	u64 gen = 1;
 	struct file *f;
-	int err;
+	int err, idx;
 
 	err = unionfs_rd_attach(rd, inode);
 	if (err && err != -ENOENT && err != -EUCLEAN)
@@ -1233,8 +1234,9 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 				return err;
 		}
 	}
-	if (!unionfs_odf_rw(sbi))
-		return -EROFS;	/* a read-only union writes nothing */
+	/* A read-only union writes nothing; remount,ro waits for a build. */
+	if (!unionfs_odf_write_begin(sbi, &idx))
+		return -EROFS;
 	if (err == -EUCLEAN) {
 		if (le32_to_cpu(io->h->rh_magic) == ODF_RD_MAGIC)
 			gen = le64_to_cpu(io->h->rh_generation) + 1;
@@ -1256,6 +1258,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 					 UNIONFS_ST_RD_BUILT;
 		err = unionfs_rd_build(dentry, NULL, gen, &f);
 	}
+	unionfs_odf_write_end(sbi, idx);
 	if (err)
 		return err;
 	unionfs_count(sbi, what);
@@ -1374,13 +1377,16 @@ static void unionfs_rd_discard(struct unionfs_rdstate *rd, struct dentry *dentry
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 	char name[RD_NAME_MAX];
+	int idx;
 
 	down_write(&rd->sem);
 	unionfs_rd_detach(rd);
 	unionfs_rd_damaged(dentry, "is damaged");
 	unionfs_rd_fname(name, d_inode(dentry)->i_ino, false);
-	if (unionfs_odf_rw(sbi))
+	if (unionfs_odf_write_begin(sbi, &idx)) {
 		unionfs_rd_unlink(sbi, name);
+		unionfs_odf_write_end(sbi, idx);
+	}
 	up_write(&rd->sem);
 }
 

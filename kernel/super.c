@@ -41,6 +41,7 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
 	kfree(sbi->odf_name);
+	cleanup_srcu_struct(&sbi->odf_srcu);
 	kfree(sbi);
 }
 
@@ -267,6 +268,11 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
 	if (!sbi)
 		return -ENOMEM;
+	err = init_srcu_struct(&sbi->odf_srcu);
+	if (err) {
+		kfree(sbi);
+		return err;
+	}
 	sb->s_fs_info = sbi;	/* freed by unionfs_kill_sb, also on failure */
 
 	mutex_init(&sbi->odf_lock);

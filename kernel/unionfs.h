@@ -13,6 +13,7 @@
 #include <linux/fs_context.h>
 #include <linux/mutex.h>
 #include <linux/path.h>
+#include <linux/srcu.h>
 #include <odf/odf_format.h>
 #include "compat.h"
 
@@ -64,6 +65,12 @@ struct unionfs_sb_info {
 	bool odf_was_mounted;	/* the previous session did not end cleanly */
 	bool odf_failed;	/* damage found: the ODF takes no more writes */
 	bool odf_paused;	/* remount,ro: the session is over until rw */
+	/*
+	 * The read side is held by every ODF write that the VFS does not
+	 * keep out of remount,ro (those of listings and lookups): see
+	 * unionfs_odf_write_begin().
+	 */
+	struct srcu_struct odf_srcu;
 	struct unionfs_stats *stats;	/* /sys/fs/unionfs/<dev>/, or NULL */
 	struct mutex odf_lock;	/* serialises ODF namespace and header writes */
 	struct mutex imap_lock;	/* serialises inode map access */
@@ -79,6 +86,39 @@ struct unionfs_sb_info {
 static inline bool unionfs_odf_rw(const struct unionfs_sb_info *sbi)
 {
 	return sbi->super_file && !READ_ONCE(sbi->odf_paused);
+}
+
+/*
+ * ODF writes made on behalf of a system call that does not take write
+ * access to the union (a listing that builds or reconciles a readdir
+ * state, a lookup that drops a stale map record or allocates a number)
+ * are not kept out of remount,ro by the VFS.  They go between these two
+ * calls: false means the ODF is read-only now and nothing may be
+ * written.  remount,ro pauses the session and then waits for every
+ * writer that saw it running (unionfs_odf_set_ro()), so none is in
+ * flight when the volume is marked CLEAN and none starts after.  The
+ * read side is SRCU: it nests, never blocks, and is taken only where a
+ * write is about to happen, so it orders against no lock; remount,ro
+ * waits for it holding nothing of ours.  Header writes made outside
+ * such a section (the inode number counter moved past a recorded number,
+ * ERRORS) check unionfs_odf_rw() under odf_lock instead, where
+ * remount,ro sets the pause.
+ */
+static inline bool unionfs_odf_write_begin(struct unionfs_sb_info *sbi,
+					   int *idx)
+{
+	if (!unionfs_odf_rw(sbi))
+		return false;
+	*idx = srcu_read_lock(&sbi->odf_srcu);
+	if (unionfs_odf_rw(sbi))
+		return true;
+	srcu_read_unlock(&sbi->odf_srcu, *idx);
+	return false;
+}
+
+static inline void unionfs_odf_write_end(struct unionfs_sb_info *sbi, int idx)
+{
+	srcu_read_unlock(&sbi->odf_srcu, idx);
 }
 
 struct unionfs_inode_info {
