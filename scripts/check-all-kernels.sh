@@ -20,7 +20,14 @@ for k in "$@"; do
 	[ "$k" = default ] && arg=
 	log=$logs/${k//\//_}.log
 	echo "=== make check KVER=$arg"
-	make --no-print-directory check KVER="$arg" 2>&1 | tee "$log"
+	# The make that runs this script exports its own KVER and KDIR (the
+	# default kernel's): each kernel's make must choose them afresh, and
+	# "KVER=" on the command line would pin an empty one.
+	if [ -n "$arg" ]; then
+		env -u KVER -u KDIR make --no-print-directory check KVER="$arg"
+	else
+		env -u KVER -u KDIR make --no-print-directory check
+	fi 2>&1 | tee "$log"
 	line=$(grep -aE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 	if [ -z "$line" ]; then
 		line="0 passed, 1 failed"

@@ -712,6 +712,8 @@ class Checker:
         su = dm_create("pc-su%d" % w, "0 %d snapshot %s %s N 16" % (SLICE, devnum(self.upper), devnum(self.cowu)))
         try:
             r = sh(ODFCK, "-p", so, check=False)
+            fsck_p = r.stdout
+            klog0 = len(sh("dmesg", check=False).stdout.splitlines())
             if r.returncode >= 4:
                 problems.append(("odfck-p", "exit %d: %s" % (r.returncode, tail(r.stdout))))
             elif try_mount(su, self.up, "ext4", "", problems, "setup"):
@@ -728,6 +730,8 @@ class Checker:
                             if key not in seen:
                                 seen.add(key)
                                 problems.append((kind, msg))
+                    if problems:
+                        problems.append(("diag", diagnosis(fsck_p, klog0)))
                     umount(self.u)
                 umount(self.up)
                 r = sh(ODFCK, "-fn", so, check=False)
@@ -774,12 +778,22 @@ def try_mount(src, target, fstype, opts, problems, kind):
         return False
 
 
+def diagnosis(fsck_p, klog0):
+    """What a failed state's report shows to explain it: odfck -p's
+    findings (pending intents) and the module's log lines of the mount
+    (another worker's may be among them)."""
+    fs = [l.strip() for l in fsck_p.splitlines() if l.strip() and not l.startswith("Pass ")]
+    kl = [l.split("] ", 1)[-1] for l in sh("dmesg", check=False).stdout.splitlines()[klog0:]
+          if "unionfs" in l]
+    return "odfck -p: %s | module: %s" % (" / ".join(fs[-6:]) or "-", " / ".join(kl[-6:]) or "-")
+
+
 def tail(out):
     lines = [l for l in out.splitlines() if l.strip() and not l.startswith("Pass ")]
     return " | ".join(lines[-4:])[:300]
 
 
-INFO_ONLY = set()    # kinds counted but not failed: none
+INFO_ONLY = {"diag"}    # kinds counted but not failed: what explains a failed state
 
 
 def main():
