@@ -37,7 +37,10 @@ static ssize_t unionfs_get_acl_xattr(unionfs_idmap_t *idmap,
 	struct posix_acl *acl;
 	ssize_t ret;
 
+	/* In the file system's ids: show them as the mount does. */
 	acl = vfs_get_acl(idmap, dentry, name);
+	if (IS_ENABLED(CONFIG_FS_POSIX_ACL) && !IS_ERR(acl))
+		acl = unionfs_acl_through_idmap(idmap, d_inode(dentry), acl);
 	if (IS_ERR(acl))
 		return PTR_ERR(acl);
 	ret = posix_acl_xattr_size(acl->a_count);

@@ -12,7 +12,9 @@
  *       system.posix_acl_* go to ->get_acl/->set_acl and vfs_getxattr()
  *       and friends refuse those names (compat.c).
  *  6.3  struct mnt_idmap replaced the user_namespace argument of the inode
- *       operations and of the vfs_* helpers (and in struct renamedata).
+ *       operations and of the vfs_* helpers (and in struct renamedata),
+ *       and of the id mapping helpers an idmapped branch mount needs
+ *       (i_uid_into_vfsuid(), make_vfsuid()): unionfs_idmap_t below.
  *  6.5  generic_file_splice_read() went; copy_splice_read() reads through
  *       ->read_iter, which is what a pass-through file needs.
  *  6.6  kernel_tmpfile_open() replaced vfs_tmpfile_open(); inode ctime

@@ -78,7 +78,7 @@ static struct dentry *unionfs_upper_child(struct dentry *dentry,
 /* The union directory's attributes follow its upper directory. */
 static void unionfs_dir_changed(struct inode *dir, struct dentry *uparent)
 {
-	unionfs_copy_attr(dir, d_inode(uparent));
+	unionfs_copy_attr(dir, d_inode(uparent), unionfs_upper_mnt(dir->i_sb));
 	fsstack_copy_inode_size(dir, d_inode(uparent));
 }
 

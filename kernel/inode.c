@@ -102,14 +102,52 @@ void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
 #define UNIONFS_COPY_I_FLAGS	(S_SYNC | S_NOATIME | S_APPEND | S_IMMUTABLE)
 
 /*
- * Mirror the attributes of @real, the branch object behind @inode: what
- * fsstack_copy_attr_all() copies, but only the inode flags above.
+ * The owner of @real as its branch mount @mnt shows it: an idmapped
+ * branch mount (mount_setattr(MOUNT_ATTR_IDMAP)) maps the file system's
+ * ids, and the union shows, checks and copies up what the branch mount
+ * shows, as a program using that mount directly would see.
  */
-void unionfs_copy_attr(struct inode *inode, const struct inode *real)
+static kuid_t unionfs_real_uid(const struct vfsmount *mnt,
+			       const struct inode *real)
+{
+	return vfsuid_into_kuid(i_uid_into_vfsuid(unionfs_mnt_idmap(mnt),
+						  real));
+}
+
+static kgid_t unionfs_real_gid(const struct vfsmount *mnt,
+			       const struct inode *real)
+{
+	return vfsgid_into_kgid(i_gid_into_vfsgid(unionfs_mnt_idmap(mnt),
+						  real));
+}
+
+/*
+ * The mount of the branch behind @inode, whose real inode is @real: its
+ * bindex, unless a copy-up changed the real inode since bindex was read
+ * (then the upper branch's).
+ */
+static struct vfsmount *unionfs_real_mnt(struct inode *inode,
+					 const struct inode *real,
+					 unsigned int bindex)
+{
+	struct vfsmount *mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
+
+	if (bindex && real->i_sb != mnt->mnt_sb)
+		mnt = unionfs_upper_mnt(inode->i_sb);
+	return mnt;
+}
+
+/*
+ * Mirror the attributes of @real, the branch object behind @inode found
+ * through branch mount @mnt: what fsstack_copy_attr_all() copies (owner
+ * mapped as @mnt shows it), but only the inode flags above.
+ */
+void unionfs_copy_attr(struct inode *inode, const struct inode *real,
+		       const struct vfsmount *mnt)
 {
 	inode->i_mode = real->i_mode;
-	inode->i_uid = real->i_uid;
-	inode->i_gid = real->i_gid;
+	inode->i_uid = unionfs_real_uid(mnt, real);
+	inode->i_gid = unionfs_real_gid(mnt, real);
 	inode->i_rdev = real->i_rdev;
 	unionfs_set_inode_atime(inode, unionfs_inode_atime(real));
 	unionfs_set_inode_mtime(inode, unionfs_inode_mtime(real));
@@ -238,7 +276,7 @@ struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 
 	inode->i_ino = ino;
 	inode->i_mode = lower->i_mode;
-	unionfs_copy_attr(inode, lower);
+	unionfs_copy_attr(inode, lower, unionfs_branch(sb, bindex)->root.mnt);
 	fsstack_copy_inode_size(inode, lower);
 #ifdef CONFIG_FS_POSIX_ACL
 	/*
@@ -283,7 +321,7 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 	if (err)
 		return err;
 	if (d_inode(real.dentry) == unionfs_lower_inode(inode))
-		unionfs_copy_attr(inode, d_inode(real.dentry));
+		unionfs_copy_attr(inode, d_inode(real.dentry), real.mnt);
 	/*
 	 * A copied-up hard link: its lower names that still show the lower
 	 * object count too (docs/odf-format.md section 4).
@@ -309,11 +347,12 @@ int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
  * every writer copies from the same real inode.
  */
 static void unionfs_refresh_perm_attr(struct inode *inode,
-				      const struct inode *real)
+				      const struct inode *real,
+				      const struct vfsmount *mnt)
 {
 	umode_t mode = READ_ONCE(real->i_mode);
-	kuid_t uid = READ_ONCE(real->i_uid);
-	kgid_t gid = READ_ONCE(real->i_gid);
+	kuid_t uid = unionfs_real_uid(mnt, real);
+	kgid_t gid = unionfs_real_gid(mnt, real);
 
 	if (inode->i_mode != mode)
 		WRITE_ONCE(inode->i_mode, mode);
@@ -348,12 +387,12 @@ int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 
 	if (!real)
 		return -ESTALE;
-	unionfs_refresh_perm_attr(inode, real);
+	mnt = unionfs_real_mnt(inode, real, bindex);
+	unionfs_refresh_perm_attr(inode, real, mnt);
 	err = generic_permission(unionfs_nop_idmap, inode, mask);
 	if (err)
 		return err;
 
-	mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
 	if (bindex && (mask & (MAY_WRITE | MAY_APPEND)) &&
 	    !special_file(real->i_mode)) {
 		mask &= ~(MAY_WRITE | MAY_APPEND);
@@ -367,17 +406,50 @@ int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 
 #ifdef CONFIG_FS_POSIX_ACL
 /*
- * The ACL of the real inode, read with the mounter's credentials.  In RCU
- * walk mode only a cached ACL can be used; get_cached_acl_rcu() takes no
+ * @acl (a reference, consumed), an ACL of @real as the file system keeps
+ * it, as a mount with @idmap shows it: ACL_USER and ACL_GROUP entries
+ * mapped like the owner (unionfs_copy_attr()).  A new ACL unless the
+ * mount is not idmapped.
+ */
+struct posix_acl *unionfs_acl_through_idmap(unionfs_idmap_t *idmap,
+					    const struct inode *real,
+					    struct posix_acl *acl)
+{
+	struct user_namespace *fs_userns = i_user_ns(real);
+	struct posix_acl *clone;
+	unsigned int i;
+
+	if (idmap == unionfs_nop_idmap || IS_ERR_OR_NULL(acl))
+		return acl;
+	clone = posix_acl_clone(acl, GFP_KERNEL);
+	posix_acl_release(acl);
+	if (!clone)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < clone->a_count; i++) {
+		struct posix_acl_entry *e = &clone->a_entries[i];
+
+		if (e->e_tag == ACL_USER)
+			e->e_uid = vfsuid_into_kuid(make_vfsuid(idmap, fs_userns,
+								e->e_uid));
+		else if (e->e_tag == ACL_GROUP)
+			e->e_gid = vfsgid_into_kgid(make_vfsgid(idmap, fs_userns,
+								e->e_gid));
+	}
+	return clone;
+}
+
+/*
+ * The ACL of the real inode, read with the mounter's credentials, as its
+ * branch mount shows it.  In RCU walk mode only a cached ACL of a branch
+ * mount that is not idmapped can be used; get_cached_acl_rcu() takes no
  * reference, so neither do we.
- *
- * The ACL is passed on as the branch file system stores it, like the
- * owner (unionfs_copy_attr()): the union does not apply the id mapping
- * of an idmapped branch mount to either.
  */
 struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu)
 {
+	/* Pairs with unionfs_inode_copied_up(), as in the permission check. */
+	unsigned int bindex = smp_load_acquire(&UNIONFS_I(inode)->bindex);
 	struct inode *real = unionfs_lower_inode(inode);
+	unionfs_idmap_t *idmap;
 	const struct cred *old_cred;
 	struct posix_acl *acl;
 
@@ -385,12 +457,14 @@ struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu)
 		return rcu ? ERR_PTR(-ECHILD) : ERR_PTR(-ESTALE);
 	if (!IS_POSIXACL(real))
 		return NULL;
+	idmap = unionfs_mnt_idmap(unionfs_real_mnt(inode, real, bindex));
 	if (rcu)
-		return get_cached_acl_rcu(real, type);
+		return idmap == unionfs_nop_idmap ?
+		       get_cached_acl_rcu(real, type) : ERR_PTR(-ECHILD);
 	old_cred = override_creds(UNIONFS_SB(inode->i_sb)->creator_cred);
 	acl = unionfs_real_get_acl(real, type);
 	revert_creds(old_cred);
-	return acl;
+	return unionfs_acl_through_idmap(idmap, real, acl);
 }
 #endif
 
@@ -422,7 +496,8 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 	err = unionfs_do_setattr(unionfs_upper_mnt(dentry->d_sb), upper, attr);
 	revert_creds(old_cred);
 	if (!err) {
-		unionfs_copy_attr(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(upper),
+				  unionfs_upper_mnt(dentry->d_sb));
 		fsstack_copy_inode_size(inode, d_inode(upper));
 	}
 	return err;
@@ -484,7 +559,7 @@ int unionfs_xattr_change(struct dentry *dentry, const char *name,
 	else
 		err = unionfs_do_removexattr(mnt, upper, name);
 	if (!err)
-		unionfs_copy_attr(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(upper), mnt);
 	return err;
 }
 

@@ -477,7 +477,12 @@ int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
 		    struct kstat *stat, u32 request_mask, unsigned int flags);
 int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask);
-void unionfs_copy_attr(struct inode *inode, const struct inode *real);
+void unionfs_copy_attr(struct inode *inode, const struct inode *real,
+		       const struct vfsmount *mnt);
+/* Defined with CONFIG_FS_POSIX_ACL only (an IS_ENABLED() caller). */
+struct posix_acl *unionfs_acl_through_idmap(unionfs_idmap_t *idmap,
+					    const struct inode *real,
+					    struct posix_acl *acl);
 #ifdef CONFIG_FS_POSIX_ACL
 struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu);
 #else
