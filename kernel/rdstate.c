@@ -979,6 +979,45 @@ static int unionfs_rdb_copy(struct unionfs_rdbuild *rb)
 	return 0;
 }
 
+/*
+ * After a reconcile, every block of the record area but the last that
+ * holds no live entry becomes a hole (section 7.3): those a tombstone
+ * had punched (the new file was preallocated whole) and those whose
+ * names are all gone now.  Their tombstones leave the count.
+ */
+static int unionfs_rdb_punch_dead(struct unionfs_rdbuild *rb)
+{
+	struct unionfs_rdio *n = rb->n;
+	u32 blocks = DIV_ROUND_UP(n->next, RD_SPB), blk, i, tombs;
+	u8 *p = n->rbuf;
+	loff_t pos;
+	int err;
+
+	for (blk = 0; blk + 1 < blocks; blk++) {
+		pos = n->rec_pos + (loff_t)blk * RD_BLK;
+		err = unionfs_odf_read(n->f, p, RD_BLK, pos);
+		if (err)
+			return err;
+		for (i = 0, tombs = 0; i < RD_SPB; i++) {
+			const struct odf_rd_ent *h = (void *)(p + i * RD_SLOT);
+
+			if (h->re_kind != ODF_RS_HEAD)
+				continue;
+			if (!(h->re_flags & ODF_RE_TOMBSTONE))
+				break;
+			tombs++;
+		}
+		if (i < RD_SPB)
+			continue;	/* a live entry */
+		err = vfs_fallocate(n->f, FALLOC_FL_PUNCH_HOLE |
+				    FALLOC_FL_KEEP_SIZE, pos, RD_BLK);
+		if (err)
+			return err;
+		rb->tomb -= tombs;
+	}
+	return 0;
+}
+
 /* Counts and checksums of every bucket, once the entries are in. */
 static int unionfs_rdb_seal_index(struct unionfs_rdio *io)
 {
@@ -1082,6 +1121,8 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 		err = unionfs_odf_write(f, n->rbuf, RD_BLK,
 					n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
 	n->cur_valid = false;
+	if (!err && old)
+		err = unionfs_rdb_punch_dead(&rb);
 	if (!err)
 		err = unionfs_rdb_seal_index(n);
 	if (!err)

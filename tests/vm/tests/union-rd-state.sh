@@ -13,7 +13,8 @@
 # - rename over a name keeps its offset and shows the new object's
 #   inode; exchange swaps the inodes at both offsets;
 # - a record block left without live entries is deallocated (punched)
-#   and the offsets of the survivors do not change;
+#   and the offsets of the survivors do not change; a reconcile keeps
+#   such holes and punches the blocks whose names went from a branch;
 # - rmdir deletes the directory's state.
 # odfck finds the ODF clean after each part.
 . "$SRC/tests/vm/lib.sh"
@@ -169,6 +170,28 @@ union_umount $u
 grep -v "_0[0-9][0-9]$\\|_1[0-9][0-9]$\\|_2[0-7][0-9]$\\|_280$" /tmp/p0 >/tmp/a
 same "punching moved offsets" /tmp/a /tmp/p1
 expect_eq "p after the removals" 21 "$(wc -l </tmp/p1)"
+# A reconcile (the lower p changed behind the union's back) keeps those
+# holes: the new file is preallocated, and its blocks without a live
+# entry are punched again.  It also punches the blocks whose names were
+# all removed from a branch directly (section 7.3).
+touch $b1/p/lower2
+union_mount $u "$opts"
+ls $u/p >/dev/null
+union_umount $u
+odf_check
+rec=$(state_blocks "$P")
+note "after a reconcile: $rec blocks"
+[ "$rec" -le $((thin + 8)) ] || fail "the reconcile filled the punched blocks ($thin -> $rec blocks)"
+for i in $(seq -w 281 300); do rm "$b0/p/${long}_$i"; done
+union_mount $u "$opts"
+ls $u/p >/dev/null
+ords $u/p >/tmp/p2
+union_umount $u
+odf_check
+gone=$(state_blocks "$P")
+note "after the 20 survivors were removed on the upper branch: $gone blocks"
+[ "$gone" -lt "$rec" ] || fail "the reconcile kept blocks without live entries ($rec -> $gone blocks)"
+expect_eq "p after the direct removals" "lower lower2" "$(awk '{print $2}' /tmp/p2 | sort | paste -sd' ')"
 
 # --- rmdir deletes the state ---
 union_mount $u "$opts"
