@@ -1467,6 +1467,66 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx)
 	return err == -EUCLEAN ? -EIO : err;
 }
 
+/*
+ * The live names of @dentry's state at offsets below @pos, read as the
+ * state is (stale or not), for a listing that goes on from memory
+ * (readdir.c).  -ENOENT when there is no state to read.
+ */
+int unionfs_rd_names_before(struct dentry *dentry, loff_t pos,
+			    int (*fn)(void *arg, const char *name, int len),
+			    void *arg)
+{
+	struct unionfs_rdstate *rd = unionfs_rd_get(d_inode(dentry));
+	const struct cred *old_cred;
+	struct unionfs_rdio *io;
+	u32 slot = 0, limit;
+	int err;
+
+	if (!rd)
+		return -ENOMEM;
+	io = unionfs_rdio_alloc(NULL);
+	if (!io)
+		return -ENOMEM;
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	down_read(&rd->sem);
+	err = -ENOENT;
+	if (!rd->file)
+		goto out;
+	io->f = rd->file;
+	err = unionfs_rd_load(io, d_inode(dentry)->i_ino);
+	if (err)
+		goto out;
+	limit = min_t(loff_t, max_t(loff_t, pos - ODF_RD_OFF_FIRST, 0),
+		      io->next);
+	while (!err && slot < limit) {
+		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
+		u32 end = min_t(u32, RD_SPB, limit - blk * RD_SPB);
+
+		err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
+				       io->rec_pos + (loff_t)blk * RD_BLK);
+		while (!err && i < end) {
+			u8 *p = io->rbuf + i * RD_SLOT;
+
+			if (p[0] != ODF_RS_HEAD) {
+				i++;
+				continue;
+			}
+			/* An entry may run on past @limit: decode it whole. */
+			err = unionfs_rd_decode(p, RD_SPB - i, io->seed,
+						&io->ent);
+			if (!err && io->ent.live)
+				err = fn(arg, io->ent.name, io->ent.len);
+			i += io->ent.nslots;
+		}
+		slot = (blk + 1) * RD_SPB;
+	}
+out:
+	up_read(&rd->sem);
+	revert_creds(old_cred);
+	unionfs_rdio_free(io);
+	return err;
+}
+
 /* SEEK_END: the offset after the last entry. */
 loff_t unionfs_rd_end_offset(struct file *file)
 {

@@ -11,7 +11,8 @@
  * offsets are stable ordinals: "." is 0, ".." is 1, an entry is 2 + its
  * slot.  A read-only union cannot write that state: it uses a valid one
  * and otherwise lists the directory from a per-open-file cache in memory
- * (offsets valid while the file is open).
+ * (offsets valid while the file is open); a listing that began from the
+ * state goes on from memory after the names it listed.
  *
  * This file also streams the merged listing itself (branch directories
  * in priority order, whiteouts filtered, duplicates NOT removed) with
@@ -518,6 +519,63 @@ static int unionfs_iterate_memory(struct file *file, struct dir_context *ctx)
 	return 0;
 }
 
+/*
+ * A listing that began from the readdir state goes on from memory (the
+ * state went stale in a read-only union, which cannot reconcile it):
+ * the offsets of the two differ, so the names the state listed before
+ * ctx->pos are put first in the cache, and the listing resumes after
+ * them.  No name is listed twice, none that is still there is skipped.
+ */
+struct unionfs_rdresume {
+	struct unionfs_rdcache *cache;
+	struct list_head done;
+	loff_t n;
+};
+
+static int unionfs_rdresume_fn(void *arg, const char *name, int len)
+{
+	struct unionfs_rdresume *r = arg;
+	struct rb_node *node = r->cache->names.rb_node;
+	struct unionfs_rdent *e;
+	int cmp;
+
+	while (node) {
+		e = rb_entry(node, struct unionfs_rdent, node);
+		cmp = strncmp(name, e->name, min(len, e->len));
+		if (!cmp)
+			cmp = len - e->len;
+		if (!cmp) {
+			list_move_tail(&e->list, &r->done);
+			r->n++;
+			return 0;
+		}
+		node = cmp < 0 ? node->rb_left : node->rb_right;
+	}
+	return 0;	/* gone since */
+}
+
+static int unionfs_iterate_resume(struct file *file, struct dir_context *ctx)
+{
+	struct unionfs_dir_file *df = file->private_data;
+	struct unionfs_rdresume r = { .done = LIST_HEAD_INIT(r.done) };
+	int err;
+
+	r.cache = unionfs_rdcache_build(file->f_path.dentry);
+	if (IS_ERR(r.cache))
+		return PTR_ERR(r.cache);
+	err = unionfs_rd_names_before(file->f_path.dentry, ctx->pos,
+				      unionfs_rdresume_fn, &r);
+	if (err && err != -ENOENT) {
+		unionfs_rdcache_free(r.cache);
+		return err;
+	}
+	list_splice(&r.done, &r.cache->entries);
+	unionfs_rdcache_free(df->cache);
+	df->cache = r.cache;
+	ctx->pos = ODF_RD_OFF_FIRST + r.n;
+	return 0;
+}
+
 static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
@@ -596,6 +654,11 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 		if (!unionfs_rd_fallback(file, err))
 			return err;
 		df->mode = UNIONFS_DIR_MEMORY;
+		if (ctx->pos > ODF_RD_OFF_FIRST) {
+			err = unionfs_iterate_resume(file, ctx);
+			if (err)
+				return err;
+		}
 		return unionfs_iterate_memory(file, ctx);
 	}
 	default:

@@ -536,6 +536,9 @@ void unionfs_rd_end(struct unionfs_rd_txn *t, int err);
 void unionfs_rd_drop(struct dentry *dir);
 bool unionfs_rd_usable(struct dentry *dentry);
 int unionfs_rd_iterate(struct file *file, struct dir_context *ctx);
+int unionfs_rd_names_before(struct dentry *dentry, loff_t pos,
+			    int (*fn)(void *arg, const char *name, int len),
+			    void *arg);
 loff_t unionfs_rd_end_offset(struct file *file);
 void unionfs_rd_free(struct inode *inode);
 

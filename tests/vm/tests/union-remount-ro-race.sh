@@ -14,11 +14,12 @@
 # last unmount odfck -fn finds the ODF clean.
 #
 # Not checked (only noted): that a listing racing a remount shows each
-# name once: os.listdir() racing the remounts sometimes got a few names
-# twice (3001-3003 of 3000), with the old module and the fixed one.  The
-# likely cause, not yet confirmed: a directory read across remount,ro
-# whose readdir state is stale falls back mid-stream from the state to a
-# listing from memory, and the offsets of the two differ.
+# name once.  os.listdir() racing the remounts sometimes got a few names
+# twice (3001-3003 of 3000): a directory read across remount,ro whose
+# readdir state went stale went on from memory at the state's offset,
+# and the offsets of the two differ.  That is fixed (the listing from
+# memory resumes after the names the state listed) and checked
+# deterministically by union-rd-remount.
 #
 # Against the module before the fix (a build in flight went on writing
 # after the CLEAN mark) the check is a race: whether a reconcile is
