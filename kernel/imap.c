@@ -523,40 +523,25 @@ out:
 	return err;
 }
 
-/*
- * A lower inode number too large for a deterministic union number gets an
- * allocated one on its first lookup (BIGINO and REVERSE, section 9.2).
- */
-int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
-			u64 lower_ino, u64 *uino)
+/* The number of (@bid, @lower_ino): found, else allocated if @alloc. */
+static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
+				   u64 lower_ino, u64 *uino, bool alloc)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
-	u16 bid = sbi->branches[bindex].id;
 	struct odf_map_rec *rec;
-	bool writing;
-	int err, idx;
+	int err;
 
-	if (!sbi->imap[0])
-		return -EOVERFLOW;
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	/* A lookup: remount,ro waits for the allocation (odf.c). */
-	writing = unionfs_odf_write_begin(sbi, &idx);
 	mutex_lock(&sbi->imap_lock);
 	err = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
 	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
 		err = 0;
-		mutex_unlock(&sbi->imap_lock);
-		if (writing)
-			unionfs_odf_write_end(sbi, idx);
-		kfree(rec);
-		unionfs_odf_seen_ino(sbi, *uino);
-		return 0;
+		goto out;
 	}
 	if (err >= 0 || err == -ENOENT)
-		err = writing ? 0 : -EOVERFLOW;
+		err = alloc ? 0 : -EOVERFLOW;
 	if (!err)
 		err = unionfs_odf_alloc_ino(sbi, uino);
 	if (err)
@@ -578,10 +563,33 @@ int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 	err = unionfs_imap_put_locked(sbi, 1, rec);
 out:
 	mutex_unlock(&sbi->imap_lock);
-	if (writing)
-		unionfs_odf_write_end(sbi, idx);
 	kfree(rec);
-	if (err == -EOVERFLOW)
+	return err;
+}
+
+/*
+ * A lower inode number too large for a deterministic union number gets an
+ * allocated one on its first lookup (BIGINO and REVERSE, section 9.2).
+ */
+int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
+			u64 lower_ino, u64 *uino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 bid = sbi->branches[bindex].id;
+	int err, idx;
+
+	if (!sbi->imap[0])
+		return -EOVERFLOW;
+	/* A lookup: remount,ro waits for the allocation (odf.c). */
+	if (unionfs_odf_write_begin(sbi, &idx)) {
+		err = unionfs_imap_bigino_get(sbi, bid, lower_ino, uino, true);
+		unionfs_odf_write_end(sbi, idx);
+	} else {
+		err = unionfs_imap_bigino_get(sbi, bid, lower_ino, uino, false);
+	}
+	if (!err)
+		unionfs_odf_seen_ino(sbi, *uino);
+	else if (err == -EOVERFLOW)
 		pr_warn_ratelimited("branch '%s': inode number %llu does not fit in 48 bits and a read-only union cannot allocate one\n",
 				    sbi->branches[bindex].name, lower_ino);
 	return err;
