@@ -563,9 +563,13 @@ static int unionfs_iterate_resume(struct file *file, struct dir_context *ctx)
 	r.cache = unionfs_rdcache_build(file->f_path.dentry);
 	if (IS_ERR(r.cache))
 		return PTR_ERR(r.cache);
+	/*
+	 * A state that cannot be read (gone, damaged) leaves the names
+	 * moved so far: the listing goes on, maybe repeating some.
+	 */
 	err = unionfs_rd_names_before(file->f_path.dentry, ctx->pos,
 				      unionfs_rdresume_fn, &r);
-	if (err && err != -ENOENT) {
+	if (err == -ENOMEM) {
 		unionfs_rdcache_free(r.cache);
 		return err;
 	}
