@@ -24,6 +24,20 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
+# Numbered checks that all run: check N WHAT EXPECTED ACTUAL prints
+# "ok N" or "not ok N" and remembers the failures; checks_done fails the
+# test at the end with their list.  (Tests with a check() of their own
+# define it after this file.)
+FAILED=
+check() {
+	if [ "$3" = "$4" ]; then
+		echo "ok $1 - $2"
+	else
+		echo "not ok $1 - $2: expected '$3', got '$4'"
+		FAILED="$FAILED $1"
+	fi
+}
+checks_done() { [ -z "$FAILED" ] || fail "checks failed:$FAILED"; }
 sysmount() { "$SRC/tests/vm/prog/sysmount" "$@"; }
 
 # Kernel log lines written since the last klog_mark.

@@ -21,15 +21,6 @@ mkbranch ext4 "$(nth_disk 2)" $b1
 mkdir -p $b0i $b1i
 umask 022
 
-FAILED=
-check() {
-	if [ "$3" = "$4" ]; then
-		echo "ok $1 - $2"
-	else
-		echo "not ok $1 - $2: expected '$3', got '$4'"
-		FAILED="$FAILED $1"
-	fi
-}
 as() { local id=$1; shift; setpriv --reuid=$id --regid=$id --clear-groups "$@"; }
 # uerr UID 'PYTHON': OK or the errno name, as uid UID (lib.sh's pyerr).
 uerr() {
@@ -113,5 +104,5 @@ umount $u
 umount $b0i $b1i
 
 odf_check
-[ -z "$FAILED" ] || fail "checks failed:$FAILED"
+checks_done
 echo PASS
