@@ -12,9 +12,13 @@
  * union object found must carry the handle's union inode number, else
  * the handle is stale: a handle never decodes to another object.
  *
- * Decoded dentries are always connected (found by name from the root),
- * so exportfs never has to reconnect a union dentry, and copy-up, rename
- * and unlink through them work as through any other union dentry.
+ * Decoded dentries are connected (found by name from the root) whenever
+ * the branch object is, so exportfs never has to reconnect a union
+ * dentry, and copy-up, rename and unlink through them work as through
+ * any other union dentry.  The one exception is a non-directory of the
+ * upper branch that exportfs cannot put back under a name (it moved to
+ * another directory and nothing of it is cached): it gets a
+ * disconnected union dentry, as exportfs expects of non-directories.
  *
  * Nothing is written for export on the normal path: the handle is
  * computed when knfsd asks for it, from what lookup already holds, and
@@ -30,6 +34,21 @@
 #include "unionfs.h"
 
 #define UNIONFS_FH_HDR_WORDS	(sizeof(struct odf_fh) / 4)
+
+/*
+ * A dentry of @inode, or NULL.  A disconnected dentry that
+ * unionfs_fh_disconnected() has not yet given its fsdata is not one.
+ */
+static struct dentry *unionfs_fh_alias(struct inode *inode)
+{
+	struct dentry *alias = d_find_alias(inode);
+
+	if (alias && !READ_ONCE(alias->d_fsdata)) {
+		dput(alias);
+		alias = NULL;
+	}
+	return alias;
+}
 
 /*
  * Encode the branch object @real into @buf; a non-directory gets a
@@ -66,7 +85,7 @@ static int unionfs_encode_fh(struct inode *inode, u32 *fh, int *max_len,
 	struct path rp;
 
 	/* knfsd and name_to_handle_at() encode an inode they reached by name. */
-	alias = d_find_alias(inode);
+	alias = unionfs_fh_alias(inode);
 	if (!alias)
 		return FILEID_INVALID;
 	unionfs_real_path(alias, &rp);
@@ -109,11 +128,29 @@ static int unionfs_real_acceptable(void *root, struct dentry *d)
 	return is_subdir(d, root);
 }
 
-static struct dentry *unionfs_decode_real(struct unionfs_branch *br,
-					  void *fid, int words, int type)
+/* exportfs: any non-directory; a directory only below the root. */
+static int unionfs_real_any_file(void *root, struct dentry *d)
 {
+	return !d_is_dir(d) || is_subdir(d, root);
+}
+
+/*
+ * Decode a branch handle.  On the upper branch (@upper) a non-directory
+ * that exportfs cannot reconnect (its handle's parent no longer holds
+ * it) is taken disconnected, for unionfs_fh_disconnected().
+ */
+static struct dentry *unionfs_decode_real(struct unionfs_branch *br,
+					  void *fid, int words, int type,
+					  bool upper)
+{
+	struct dentry *d;
+
+	d = exportfs_decode_fh(br->root.mnt, fid, words, type,
+			       unionfs_real_acceptable, br->root.dentry);
+	if (!upper || !IS_ERR(d) || PTR_ERR(d) != -ESTALE)
+		return d;
 	return exportfs_decode_fh(br->root.mnt, fid, words, type,
-				  unionfs_real_acceptable, br->root.dentry);
+				  unionfs_real_any_file, br->root.dentry);
 }
 
 struct unionfs_fh_key {
@@ -146,7 +183,7 @@ static struct dentry *unionfs_fh_cached(struct super_block *sb, u64 uino,
 	if (!inode)
 		return NULL;
 	if (inode->i_nlink)
-		alias = d_find_alias(inode);
+		alias = unionfs_fh_alias(inode);
 	iput(inode);
 	if (alias && (d_unhashed(alias) || UNIONFS_D(alias)->removed ||
 		      READ_ONCE(UNIONFS_D(alias)->invalid))) {
@@ -215,13 +252,66 @@ static struct dentry *unionfs_fh_by_path(struct super_block *sb,
 	return d;
 }
 
+/*
+ * @real is a non-directory of the upper branch that is not connected
+ * below the branch root: nothing names it in the branch dcache, and its
+ * handle's parent no longer holds it (it was moved to another
+ * directory).  The union shows every linked upper object, under the
+ * same path as on the branch, so it is the union object @uino if its
+ * number says so; with no path to walk, its union dentry is a
+ * disconnected one (knfsd needs no more of a non-directory).
+ */
+static struct dentry *unionfs_fh_disconnected(struct super_block *sb,
+					      unsigned int bindex,
+					      struct dentry *real, u64 uino)
+{
+	struct unionfs_dentry_info *di;
+	struct inode *inode;
+	struct dentry *d;
+	u64 ino;
+	int err;
+
+	if (bindex || !UNIONFS_SB(sb)->has_upper || d_is_dir(real) ||
+	    !d_inode(real)->i_nlink)
+		return ERR_PTR(-ESTALE);
+	err = unionfs_uino(sb, 0, d_inode(real)->i_ino, &ino);
+	if (err)
+		return ERR_PTR(err);
+	if (ino != uino)
+		return ERR_PTR(-ESTALE);
+	di = unionfs_alloc_dinfo(0);
+	if (!di)
+		return ERR_PTR(-ENOMEM);
+	inode = unionfs_iget(sb, uino, d_inode(real), 0);
+	if (IS_ERR(inode)) {
+		unionfs_free_dinfo(di);
+		return ERR_CAST(inode);
+	}
+	di->upper = dget(real);
+	di->upper_positive = true;
+	/*
+	 * d_obtain_alias() gives the inode's existing dentry, which has its
+	 * own fsdata, or a new disconnected one without: ours goes there.
+	 * Until then a d_find_alias() elsewhere sees no fsdata and treats
+	 * the dentry as not there (unionfs_fh_alias()).
+	 */
+	d = d_obtain_alias(inode);
+	if (IS_ERR(d) || cmpxchg(&d->d_fsdata, NULL, di))
+		unionfs_free_dinfo(di);
+	return d;
+}
+
 static struct dentry *unionfs_fh_by_real(struct super_block *sb,
 					 unsigned int bindex,
 					 struct dentry *real, u64 uino)
 {
 	struct dentry *d = unionfs_fh_cached(sb, uino, d_inode(real));
 
-	return d ?: unionfs_fh_by_path(sb, bindex, real, uino);
+	if (d)
+		return d;
+	if (is_subdir(real, unionfs_branch(sb, bindex)->root.dentry))
+		return unionfs_fh_by_path(sb, bindex, real, uino);
+	return unionfs_fh_disconnected(sb, bindex, real, uino);
 }
 
 /*
@@ -272,7 +362,7 @@ static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino,
 	if (!hb || hb > ODF_HANDLE_MAX || hb % 4)
 		goto out;
 	real = unionfs_decode_real(&sbi->branches[0], rec->mr_handle, hb / 4,
-				   le32_to_cpu(rec->mr_handle_type));
+				   le32_to_cpu(rec->mr_handle_type), true);
 	if (IS_ERR(real)) {
 		if (PTR_ERR(real) == -ENOMEM)
 			d = real;
@@ -322,7 +412,8 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 	old_cred = unionfs_override_creds(sb);
 	real = unionfs_decode_real(&sbi->branches[bindex],
 				   (u32 *)fid + UNIONFS_FH_HDR_WORDS,
-				   rbytes / 4, fh->fh_real_type);
+				   rbytes / 4, fh->fh_real_type,
+				   !bindex && sbi->has_upper);
 	if (IS_ERR(real)) {
 		d = PTR_ERR(real) == -ENOMEM ? real : ERR_PTR(-ESTALE);
 		goto out;
@@ -345,7 +436,7 @@ static struct dentry *unionfs_fh_to_dentry(struct super_block *sb,
 	return unionfs_fh_decode(sb, fid, fh_len, fh_type);
 }
 
-/* Decoded dentries are connected: the parent is the current one. */
+/* A connected dentry's parent is the current one; disconnected: none. */
 static struct dentry *unionfs_fh_to_parent(struct super_block *sb,
 					   struct fid *fid, int fh_len,
 					   int fh_type)
@@ -355,6 +446,10 @@ static struct dentry *unionfs_fh_to_parent(struct super_block *sb,
 
 	if (IS_ERR(d))
 		return d;
+	if (IS_ROOT(d) && !d_is_dir(d)) {
+		dput(d);
+		return ERR_PTR(-ESTALE);
+	}
 	parent = dget_parent(d);
 	dput(d);
 	return parent;
@@ -362,7 +457,7 @@ static struct dentry *unionfs_fh_to_parent(struct super_block *sb,
 
 static struct dentry *unionfs_get_parent(struct dentry *dir)
 {
-	/* Only a disconnected dentry has no parent, and we make none. */
+	/* Disconnected dentries are non-directories: never asked. */
 	if (IS_ROOT(dir))
 		return ERR_PTR(-ESTALE);
 	return dget_parent(dir);

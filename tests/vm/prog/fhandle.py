@@ -8,6 +8,10 @@ usage: fhandle.py save PATH FILE     write PATH's handle to FILE
                                      "ino=N data=TEXT" (file) or
                                      "ino=N dir=NAME,NAME,..." (directory),
                                      or the errno name of the failure
+       fhandle.py append MNT FILE TEXT
+                                     open the handle in FILE for appending
+                                     and write TEXT and a newline (exit 1
+                                     and the errno name on failure)
        fhandle.py edit FILE OFF HEX  overwrite handle bytes at OFF
 A saved handle is one line: "TYPE HEXBYTES".  Exit status 0 unless the
 arguments are wrong (an errno is output, not a failure).
@@ -71,6 +75,20 @@ def open_handle(mnt, path):
     os.close(fd)
 
 
+def append(mnt, path, text):
+    fh = load(path)
+    mfd = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+    fd = libc.open_by_handle_at(mfd, ctypes.byref(fh),
+                                os.O_WRONLY | os.O_APPEND)
+    err = ctypes.get_errno()
+    os.close(mfd)
+    if fd < 0:
+        print(ename(err))
+        sys.exit(1)
+    os.write(fd, (text + "\n").encode())
+    os.close(fd)
+
+
 def edit(path, off, hx):
     t, old = open(path).read().split()
     b = bytearray(bytes.fromhex(old))
@@ -86,6 +104,8 @@ def main():
         save(a[1], a[2])
     elif len(a) == 3 and a[0] == "open":
         open_handle(a[1], a[2])
+    elif len(a) == 4 and a[0] == "append":
+        append(a[1], a[2], a[3])
     elif len(a) == 4 and a[0] == "edit":
         edit(a[1], int(a[2]), a[3])
     else:

@@ -23,9 +23,9 @@ mkbranch ext4 "$(nth_disk 3)" $ob
 mkodf_dev "$ODF_DEV"
 opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
 N=5000	# names per branch in the merged directory big/
-mkdir -p $b0/d $b1/d $b0/big $b1/big $ob/lower/big $ob/upper/big $ob/work
+mkdir -p $b0/d $b1/d $b1/e $b0/big $b1/big $ob/lower/big $ob/upper/big $ob/work
 for v in 3 4; do
-	for n in rd wr del surv gone; do echo "$n$v" >$b1/d/$n$v; done
+	for n in rd wr del surv xmv gone; do echo "$n$v" >$b1/d/$n$v; done
 done
 python3 - $N $b1/big $b0/big $ob/lower/big $ob/upper/big <<'PY' || fail "cannot fill big/"
 import sys
@@ -107,6 +107,19 @@ for v in 3 4; do
 	expect_eq "v$v: open file after exportfs -f" "surv$v srv cli cli2" "$(paste -sd' ' $u/d/survr$v)"
 	[ "$(cat $b1/d/surv$v)" = "surv$v" ] || fail "v$v: the lower original changed"
 	expect_eq "v$v: a name looked up before exportfs -f" "rd$v" "$(cat $c/d/rd$v)"
+
+	# The same, moved into another directory on the server: with every
+	# cache dropped, the client's handle (of the lower file) decodes to
+	# a disconnected dentry of the upper copy.
+	exec 8>>$c/d/xmv$v || fail "v$v: open d/xmv$v"
+	echo srv >>$u/d/xmv$v && mv $u/d/xmv$v $u/e/xmv$v || fail "v$v: server copy-up and move to e/"
+	flush_server
+	echo cli >&8 || fail "v$v: write through the open file after a move to another directory and exportfs -f"
+	sync
+	exec 8>&-
+	expect_eq "v$v: open file moved to another directory, after exportfs -f" \
+		"xmv$v srv cli" "$(paste -sd' ' $u/e/xmv$v)"
+	expect_eq "v$v: the moved file through the client" "xmv$v srv cli" "$(paste -sd' ' $c/e/xmv$v)"
 	expect_eq "v$v: the directory listed after exportfs -f" \
 		"gone$v newr$v rd$v survr$v wr$v" "$(ls $c/d | grep "$v\$" | paste -sd' ')"
 
