@@ -113,6 +113,10 @@ int unionfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 			return invalfc(fc, "dirs= given twice");
 		return unionfs_parse_dirs(fc, opts, param->string);
 	}
+	if (!strcmp(param->key, "add") || !strcmp(param->key, "del") ||
+	    !strcmp(param->key, "mode"))
+		return invalfc(fc, "option %s=: branches cannot be changed by remount yet; unmount and mount with the new dirs=",
+			      param->key);
 	return invalfc(fc, "unknown mount option '%s' (known: odf=, dirs=)",
 		      param->key);
 }

@@ -3,7 +3,7 @@
  * odf-unionfs: filesystem type, superblock, mount and remount.
  *
  * A read-write union writes to its first branch (the upper branch), which
- * must be rw; the other branches are only read, whatever their mode.  A
+ * must be rw; the other branches are only read, and must say =ro.  A
  * read-only union writes nothing, to the branches or to the ODF.  Every
  * configuration that cannot be served is refused at mount with the right
  * errno and one kernel-log line that names the problem.
@@ -120,6 +120,8 @@ const struct super_operations unionfs_sops = {
 static int unionfs_check_supported(struct fs_context *fc,
 				   const struct unionfs_options *opts)
 {
+	unsigned int i;
+
 	if (!opts->odf)
 		return invalfc(fc,
 			       "missing odf= option: name the ODF volume (block device or directory)");
@@ -130,6 +132,13 @@ static int unionfs_check_supported(struct fs_context *fc,
 		return invalfc(fc,
 			       "the first branch '%s' must be rw for a read-write union: mark it =rw, or mount with -o ro",
 			       opts->branches[0].path);
+	/* Several writable branches (issue 11) are not built yet: say so. */
+	for (i = 1; i < opts->nbranches; i++)
+		if (opts->branches[i].mode == UNIONFS_BR_RW &&
+		    !(fc->sb_flags & SB_RDONLY))
+			return invalfc(fc,
+				       "branch '%s' is marked =rw, but only the first branch can be written: mark it =ro",
+				       opts->branches[i].path);
 	return 0;
 }
 

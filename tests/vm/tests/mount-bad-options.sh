@@ -31,6 +31,7 @@ EINVAL|odf=$ODF_DEV,dirs=$br=rw:$br=ro|branches '$br' and '$br' overlap
 EINVAL|odf=$br/sub,dirs=$br=rw|ODF '$br/sub' and branch '$br' overlap
 EINVAL|odf=$ODF_DEV,dirs=$br=ro:/tmp=rw|the first branch '$br' must be rw
 EINVAL|odf=$ODF_DEV,dirs=$br=ro|the first branch '$br' must be rw
+EINVAL|odf=$ODF_DEV,dirs=$br/sub=rw:/tmp=rw|branch '/tmp' is marked =rw, but only the first branch can be written
 ENOENT|odf=$ODF_DEV,dirs=/mnt/nonexistent=rw|cannot find branch '/mnt/nonexistent' (error -2)
 ENOTDIR|odf=$ODF_DEV,dirs=$br/file=rw|branch '$br/file' is not a directory
 ENOENT|odf=/dev/nonexistent,dirs=$br=rw|cannot find ODF '/dev/nonexistent'
@@ -70,6 +71,12 @@ klog_mark
 expect_eq "remount dirs=" EINVAL "$(sysmount remount $u ro "dirs=$br=ro")"
 klog_new | grep -q 'unionfs: dirs= cannot be changed by remount' ||
 	fail "remount dirs=: no log line"
+for o in "add=/tmp=ro" "del=$br" "mode=$br=ro"; do
+	klog_mark
+	expect_eq "remount $o" EINVAL "$(sysmount remount $u ro "$o")"
+	klog_new | grep -q "unionfs: option ${o%%=*}=: branches cannot be changed by remount yet" ||
+		fail "remount $o: no log line"
+done
 expect_eq "still readable" data "$(cat $u/file)"
 expect_eq "umount" OK "$(sysmount umount $u)"
 note "$n bad-option cases checked"
