@@ -19,6 +19,7 @@ struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower)
 
 	di = kzalloc(struct_size(di, lower, nlower), GFP_KERNEL);
 	if (di) {
+		di->cap = nlower;
 		di->nlower = 0;		/* entries are counted as they are filled */
 		di->top = 0;
 	}
@@ -83,10 +84,10 @@ void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
  * looked up again at its next use, until it is no longer in use.
  * Copy-up, the only user of a negative upper dentry, is held off.
  */
-void unionfs_lookup_moved(struct dentry *alias,
-			  const struct unionfs_dentry_info *found)
+void unionfs_lookup_moved(struct dentry *alias, struct dentry *dentry)
 {
 	struct unionfs_dentry_info *di = UNIONFS_D(alias);
+	struct unionfs_dentry_info *found = UNIONFS_D(dentry);
 	struct inode *inode = d_inode(alias);
 	struct dentry *old = NULL;
 	unsigned int i;
@@ -94,6 +95,10 @@ void unionfs_lookup_moved(struct dentry *alias,
 
 	if (!di || !inode)
 		return;
+	if (READ_ONCE(di->gen) != found->gen) {
+		unionfs_refresh_dir(alias, dentry);
+		return;
+	}
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	same = di->nlower == found->nlower && di->top == found->top &&
 	       di->ns_flags == found->ns_flags && !unionfs_upper(alias) &&
@@ -109,6 +114,7 @@ void unionfs_lookup_moved(struct dentry *alias,
 		WRITE_ONCE(di->lower[i].parent, found->lower[i].parent);
 		WRITE_ONCE(di->lower[i].hash_len, found->lower[i].hash_len);
 	}
+	WRITE_ONCE(di->gen, found->gen);
 	if (di->upper != found->upper) {
 		old = di->upper;
 		/* Dentries are freed after RCU: revalidation may still read it. */
@@ -117,6 +123,43 @@ void unionfs_lookup_moved(struct dentry *alias,
 out:
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 	dput(old);
+}
+
+/* Keep @di until unmount: lockless readers of a dentry may still use it. */
+void unionfs_retire_dinfo(struct unionfs_sb_info *sbi,
+			  struct unionfs_dentry_info *di)
+{
+	spin_lock(&sbi->retired_lock);
+	di->next_old = sbi->retired_di;
+	sbi->retired_di = di;
+	spin_unlock(&sbi->retired_lock);
+}
+
+/*
+ * A directory in use (a working directory, an open directory) keeps its
+ * dentry across a remount that changed the branches (remount.c): its
+ * next lookup finds it again, under the new set, and the VFS moves the
+ * old dentry (@alias) to the new one's place.  The alias takes what this
+ * lookup found (@dentry's info), so whoever uses the directory sees the
+ * new set from now on.  The directory's own lock keeps listings, lookups
+ * and changes in it out meanwhile, copyup_lock keeps copy-up out; the
+ * old info stays until unmount for lockless readers.
+ */
+void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(alias->d_sb);
+	struct inode *inode = d_inode(alias);
+	struct unionfs_dentry_info *old;
+
+	inode_lock_nested(inode, I_MUTEX_CHILD);
+	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	old = alias->d_fsdata;
+	/* Pairs with the READ_ONCE of d_fsdata in the lockless readers. */
+	smp_store_release(&alias->d_fsdata, dentry->d_fsdata);
+	dentry->d_fsdata = NULL;	/* dropped by the VFS: nothing to free */
+	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	inode_unlock(inode);
+	unionfs_retire_dinfo(sbi, old);
 }
 
 static void unionfs_d_release(struct dentry *dentry)
@@ -165,6 +208,9 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	if (!di)
 		return 1;
 	if (READ_ONCE(di->invalid))
+		return 0;
+	/* A remount changed the branches since the lookup (remount.c). */
+	if (READ_ONCE(di->gen) != READ_ONCE(UNIONFS_SB(dentry->d_sb)->br_gen))
 		return 0;
 	/* Being made on the upper branch: see unionfs_name_changing(). */
 	if (smp_load_acquire(&di->changing))

@@ -402,10 +402,11 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 		return ERR_PTR(-ESTALE);
 	bid = le16_to_cpu(fh->fh_branch);
 	uino = le64_to_cpu(fh->fh_uino);
-	for (bindex = 0; bindex < sbi->nbranches; bindex++)
-		if (sbi->branches[bindex].id == bid)
+	for (bindex = 0; bindex < READ_ONCE(sbi->nbranches); bindex++)
+		if (sbi->branches[bindex].id == bid &&
+		    !READ_ONCE(sbi->branches[bindex].gone))
 			break;
-	if (bindex == sbi->nbranches)
+	if (bindex == READ_ONCE(sbi->nbranches))
 		return ERR_PTR(-ESTALE);	/* the branch left the union */
 
 	/* Walk the union as the mounter, as a lookup would. */

@@ -49,6 +49,23 @@ static int unionfs_may_open_real(struct file *file, const struct path *real)
 }
 
 /*
+ * Union files open on each branch, for remount del= (EBUSY while any is
+ * open or mapped): the branch is the one of the real file's mount.
+ */
+static void unionfs_count_open(struct file *file, int delta)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(file_inode(file)->i_sb);
+	struct vfsmount *mnt = unionfs_real_file(file)->f_path.mnt;
+	unsigned int i;
+
+	for (i = 0; i < READ_ONCE(sbi->nbranches); i++)
+		if (sbi->branches[i].root.mnt == mnt) {
+			atomic_add(delta, &sbi->branches[i].open_files);
+			return;
+		}
+}
+
+/*
  * Opening for writing copies the file up first (without its data when
  * the open truncates it); the union file then holds the real file open.
  */
@@ -76,6 +93,7 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
 	file->private_data = realfile;
+	unionfs_count_open(file, 1);
 	return 0;
 }
 
@@ -100,11 +118,14 @@ int unionfs_open_on(struct file *file, struct file *realfile)
 	/* Without FMODE_OPENED, no ->release() drops it. */
 	if (!(file->f_mode & FMODE_OPENED))
 		fput(realfile);
+	else
+		unionfs_count_open(file, 1);
 	return err;
 }
 
 static int unionfs_release(struct inode *inode, struct file *file)
 {
+	unionfs_count_open(file, -1);
 	fput(unionfs_real_file(file));
 	return 0;
 }

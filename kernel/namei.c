@@ -53,12 +53,15 @@ static int unionfs_lookup_redirect(struct super_block *sb,
 				   const struct odf_node *rec, bool found)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
-	unsigned int i, k, nr = le16_to_cpu(rec->n_nredirect);
+	unsigned int o, i, k, nr = le16_to_cpu(rec->n_nredirect);
+	struct unionfs_order order;
 
-	for (i = 1; i < sbi->nbranches; i++) {
+	unionfs_get_order(sbi, &order);
+	/* A remount may have added branches since @di was allocated. */
+	for (o = 1; o < order.n && di->nlower < di->cap; o++) {
 		struct unionfs_lower pl = {
-			.path = sbi->branches[i].root,
-			.bindex = i,
+			.path = sbi->branches[order.idx[o]].root,
+			.bindex = order.idx[o],
 		};
 		size_t off = sizeof(*rec);
 		const struct odf_redirect *r = NULL;
@@ -69,6 +72,7 @@ static int unionfs_lookup_redirect(struct super_block *sb,
 		/* The record was checked when read (ns.c). */
 		for (k = 0; k < nr; k++) {
 			r = (const void *)rec + off;
+			i = order.idx[o];
 			if (le16_to_cpu(r->r_branch) == sbi->branches[i].id)
 				break;
 			off += ALIGN(sizeof(*r) + le16_to_cpu(r->r_len), 4);
@@ -117,6 +121,8 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 	int err;
 
 	*have_uino = false;
+	/* Found in the parent's branch set, current or not (remount.c). */
+	di->gen = pdi->gen;
 	di->top = UINT_MAX;
 	if (pupper && d_can_lookup(pupper)) {
 		struct dentry *ud;
@@ -311,7 +317,7 @@ iget:
 	revert_creds(old_cred);
 	res = d_splice_alias(inode, dentry);
 	if (!IS_ERR_OR_NULL(res))
-		unionfs_lookup_moved(res, di);
+		unionfs_lookup_moved(res, dentry);
 	return res;
 
 out_free:

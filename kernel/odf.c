@@ -414,6 +414,211 @@ static int unionfs_odf_record_branches(struct unionfs_sb_info *sbi,
 	return 0;
 }
 
+/* Unlink /superblock.new if it is there (a remount that did not finish). */
+static int unionfs_odf_drop_super_new(struct unionfs_sb_info *sbi)
+{
+	struct dentry *root = sbi->odf.dentry, *d;
+	int err;
+
+	err = unionfs_lock_parent(sbi->odf.mnt, root);
+	if (err)
+		return err;
+	d = lookup_one_len(ODF_PATH_SUPER_NEW, root, strlen(ODF_PATH_SUPER_NEW));
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err) {
+		if (d_is_positive(d))
+			err = unionfs_do_remove(sbi->odf.mnt, root, d);
+		dput(d);
+	}
+	unionfs_unlock_parent(sbi->odf.mnt, root);
+	return err;
+}
+
+/* Write @buf as a new /superblock.new, synced. */
+static int unionfs_odf_write_super_new(struct unionfs_sb_info *sbi,
+				       const void *buf)
+{
+	struct dentry *root = sbi->odf.dentry;
+	struct path p = { .mnt = sbi->odf.mnt };
+	struct file *f;
+	int err;
+
+	err = unionfs_odf_drop_super_new(sbi);
+	if (!err)
+		err = unionfs_lock_parent(sbi->odf.mnt, root);
+	if (err)
+		return err;
+	p.dentry = lookup_one_len(ODF_PATH_SUPER_NEW, root,
+				  strlen(ODF_PATH_SUPER_NEW));
+	err = PTR_ERR_OR_ZERO(p.dentry);
+	if (!err) {
+		err = d_is_positive(p.dentry) ? -EEXIST :
+		      unionfs_do_create(sbi->odf.mnt, root, p.dentry,
+					S_IFREG | 0600);
+		if (err)
+			dput(p.dentry);
+	}
+	unionfs_unlock_parent(sbi->odf.mnt, root);
+	if (err)
+		return err;
+	f = dentry_open(&p, O_RDWR | O_LARGEFILE, current_cred());
+	dput(p.dentry);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = unionfs_odf_write(f, buf, ODF_SB_FILE_SIZE, 0);
+	if (!err)
+		err = vfs_fsync(f, 0);
+	fput(f);
+	return err;
+}
+
+/* Rename /superblock.new over /superblock and commit the rename. */
+static int unionfs_odf_install_super_new(struct unionfs_sb_info *sbi)
+{
+	struct dentry *root = sbi->odf.dentry, *from, *to;
+	int err;
+
+	err = unionfs_lock_parent(sbi->odf.mnt, root);
+	if (err)
+		return err;
+	from = lookup_one_len(ODF_PATH_SUPER_NEW, root,
+			      strlen(ODF_PATH_SUPER_NEW));
+	err = PTR_ERR_OR_ZERO(from);
+	if (err)
+		goto out;
+	to = lookup_one_len(ODF_PATH_SUPER, root, strlen(ODF_PATH_SUPER));
+	err = PTR_ERR_OR_ZERO(to);
+	if (err)
+		goto out_from;
+	err = -ENOENT;
+	if (d_is_positive(from))
+		err = unionfs_do_rename(sbi->odf.mnt, root, from, root, to, 0);
+	dput(to);
+out_from:
+	dput(from);
+out:
+	unionfs_unlock_parent(sbi->odf.mnt, root);
+	if (!err)
+		err = unionfs_odf_fsync_dir(&sbi->odf);
+	return err;
+}
+
+/*
+ * A remount changes the branch set (section 3.5): @br holds the slots
+ * (the mounted branches, then those being added, slot -1), @order the
+ * new set, highest priority first.  The new table and header (ids of new
+ * branches from s_next_branch_id, slots of branches left out marked
+ * REMOVED, modes and priorities rewritten) go into /superblock.new,
+ * which is synced and renamed over /superblock: a crash leaves the old
+ * set or the new one, never a mix.  On success the ids and table slots
+ * of the new branches are set in @br, the header in memory is the new
+ * one, and the session writes to the new /superblock.
+ */
+int unionfs_odf_set_branches(struct unionfs_sb_info *sbi,
+			     struct unionfs_branch *br,
+			     const struct unionfs_order *order)
+{
+	DECLARE_BITMAP(live, ODF_BRANCH_SLOTS) = { 0 };
+	u16 newid[UNIONFS_MAX_BRANCHES] = { 0 };
+	int newslot[UNIONFS_MAX_BRANCHES];
+	struct odf_branch *table;
+	struct odf_super *s;
+	struct file *f;
+	unsigned int i, j, k, next;
+	u64 now = ktime_get_real_seconds();
+	void *buf;
+	int err;
+
+	if (!unionfs_odf_rw(sbi))
+		return -EROFS;
+	buf = kvzalloc(ODF_SB_FILE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&sbi->odf_lock);
+	err = unionfs_odf_read(sbi->super_file, buf, ODF_SB_FILE_SIZE, 0);
+	if (err)
+		goto out;
+	table = buf + ODF_BRANCH_OFFSET;
+	s = buf;
+	*s = *sbi->odf_sb;
+	next = le16_to_cpu(s->s_next_branch_id);
+	for (k = 0; k < order->n; k++) {
+		i = order->idx[k];
+		newslot[i] = br[i].slot;
+		if (br[i].slot >= 0)
+			continue;
+		for (j = 0; j < ODF_BRANCH_SLOTS; j++)
+			if (unionfs_odf_slot_unused(&table[j]))
+				break;
+		err = -ENOSPC;
+		if (j == ODF_BRANCH_SLOTS || next > ODF_BRANCH_ID_MAX)
+			goto out;
+		newslot[i] = j;
+		newid[i] = next++;
+		/* Taken: the next new branch looks for another slot. */
+		memset(&table[j], 0xff, sizeof(table[j]));
+	}
+	for (k = 0; k < order->n; k++) {
+		struct unionfs_branch b;
+
+		i = order->idx[k];
+		b = br[i];
+		if (newid[i]) {
+			b.id = newid[i];
+			memset(&table[newslot[i]], 0, sizeof(table[0]));
+		}
+		unionfs_odf_fill_slot(sbi, &b, k, &table[newslot[i]]);
+		__set_bit(newslot[i], live);
+	}
+	for (j = 0; j < ODF_BRANCH_SLOTS; j++) {
+		struct odf_branch *b = &table[j];
+
+		if (test_bit(j, live) || unionfs_odf_slot_unused(b) ||
+		    !(le16_to_cpu(b->b_flags) & ODF_BRANCH_PRESENT))
+			continue;
+		b->b_flags = cpu_to_le16(ODF_BRANCH_REMOVED);
+		b->b_order = 0;
+		b->b_removed_time = cpu_to_le64(now);
+		b->b_crc = 0;
+		b->b_crc = cpu_to_le32(UNIONFS_CRC(b, sizeof(*b), b_crc));
+	}
+	s->s_next_branch_id = cpu_to_le16(next);
+	s->s_write_time = cpu_to_le64(now);
+	s->s_crc = 0;
+	s->s_crc = cpu_to_le32(unionfs_odf_crc(s, sizeof(*s),
+					       offsetof(struct odf_super, s_crc)));
+	memcpy(buf + ODF_SB_BACKUP_OFFSET, s, sizeof(*s));
+
+	err = unionfs_odf_write_super_new(sbi, buf);
+	if (!err)
+		err = unionfs_odf_install_super_new(sbi);
+	if (err)
+		goto out;
+	/* The rename is committed: from here the new set is the ODF's. */
+	*sbi->odf_sb = *s;
+	for (k = 0; k < order->n; k++) {
+		i = order->idx[k];
+		if (newid[i]) {
+			br[i].id = newid[i];
+			br[i].slot = newslot[i];
+		}
+	}
+	f = file_open_root(&sbi->odf, ODF_PATH_SUPER, O_RDWR | O_LARGEFILE, 0);
+	if (IS_ERR(f)) {
+		/* The old file is unlinked: no header write can land. */
+		pr_err("ODF '%s': cannot reopen /%s after a branch change (error %ld): the union takes no more ODF writes, run odfck after unmounting\n",
+		       sbi->odf_name, ODF_PATH_SUPER, PTR_ERR(f));
+		sbi->odf_failed = true;
+	} else {
+		fput(sbi->super_file);
+		sbi->super_file = f;
+	}
+out:
+	mutex_unlock(&sbi->odf_lock);
+	kvfree(buf);
+	return err;
+}
+
 /* Delete "*.new" left in @dir by a rebuild that a crash interrupted. */
 struct unionfs_odf_scan {
 	struct dir_context ctx;
@@ -490,6 +695,8 @@ static int unionfs_odf_recover(struct unionfs_sb_info *sbi)
 	err = unionfs_odf_drop_new(sbi, ODF_PATH_IMAP);
 	if (!err)
 		err = unionfs_odf_drop_new(sbi, ODF_PATH_READDIR);
+	if (!err)
+		err = unionfs_odf_drop_super_new(sbi);
 	if (!err)
 		err = unionfs_reclaim_all(sbi);
 	return err;

@@ -24,6 +24,13 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 
 	if (!sbi)
 		return;
+	/* They hold branch dentries and mounts: before the branches go. */
+	while (sbi->retired_di) {
+		struct unionfs_dentry_info *di = sbi->retired_di;
+
+		sbi->retired_di = di->next_old;
+		unionfs_free_dinfo(di);
+	}
 	for (i = 0; i < sbi->nbranches; i++) {
 		struct unionfs_branch *br = &sbi->branches[i];
 
@@ -64,13 +71,18 @@ static int unionfs_show_options(struct seq_file *m, struct dentry *root)
 	struct unionfs_sb_info *sbi = UNIONFS_SB(root->d_sb);
 	unsigned int i;
 
+	struct unionfs_order o;
+
+	unionfs_get_order(sbi, &o);
 	seq_show_option(m, "odf", sbi->odf_name);
 	seq_puts(m, ",dirs=");
-	for (i = 0; i < sbi->nbranches; i++) {
+	for (i = 0; i < o.n; i++) {
+		const struct unionfs_branch *br = &sbi->branches[o.idx[i]];
+
 		if (i)
 			seq_putc(m, ':');
-		seq_escape(m, sbi->branches[i].name, ",:= \t\n\\");
-		seq_puts(m, sbi->branches[i].mode == UNIONFS_BR_RW ? "=rw" : "=ro");
+		seq_escape(m, br->name, ",:= \t\n\\");
+		seq_puts(m, br->mode == UNIONFS_BR_RW ? "=rw" : "=ro");
 	}
 	return 0;
 }
@@ -142,9 +154,9 @@ static int unionfs_check_supported(struct fs_context *fc,
 	return 0;
 }
 
-static int unionfs_resolve_branch(struct fs_context *fc,
-				  const struct unionfs_branch_spec *spec,
-				  struct unionfs_branch *br)
+int unionfs_resolve_branch(struct fs_context *fc,
+			   const struct unionfs_branch_spec *spec,
+			   struct unionfs_branch *br)
 {
 	int err;
 
@@ -259,6 +271,33 @@ static void unionfs_lockdep_sb(struct super_block *sb)
 #endif
 }
 
+/*
+ * The root's dentry info for branch set @o.  Slot 0 is the upper branch
+ * of the namespace rules (whiteouts never hide it) in every mount; only
+ * a rw union writes to it.
+ */
+struct unionfs_dentry_info *
+unionfs_root_dinfo(struct unionfs_sb_info *sbi, const struct unionfs_order *o)
+{
+	struct unionfs_dentry_info *di = unionfs_alloc_dinfo(o->n);
+	unsigned int i;
+
+	if (!di)
+		return NULL;
+	di->gen = sbi->br_gen;
+	di->upper = dget(sbi->branches[0].root.dentry);
+	di->upper_positive = true;
+	for (i = 1; i < o->n; i++) {
+		struct unionfs_branch *br = &sbi->branches[o->idx[i]];
+		struct unionfs_lower *l = &di->lower[di->nlower++];
+
+		unionfs_lower_set(l, br->root.mnt, dget(br->root.dentry),
+				  o->idx[i]);
+	}
+	di->top = di->nlower;
+	return di;
+}
+
 static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct unionfs_options *opts = fc->fs_private;
@@ -289,8 +328,11 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	unionfs_stats_add(sb);	/* counts the recovery below too */
 	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);
 	sbi->odf_name = kstrdup(opts->odf, GFP_KERNEL);
-	sbi->branches = kcalloc(opts->nbranches, sizeof(*sbi->branches),
+	/* Every slot now: a remount adds branches in place (unionfs.h). */
+	sbi->branches = kcalloc(UNIONFS_MAX_BRANCHES, sizeof(*sbi->branches),
 				GFP_KERNEL);
+	seqlock_init(&sbi->order_lock);
+	spin_lock_init(&sbi->retired_lock);
 	if (!sbi->odf_name || !sbi->branches)
 		return -ENOMEM;
 
@@ -300,6 +342,8 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		sbi->nbranches = i + 1;	/* what unionfs_free_sbi must put */
 		if (err)
 			return err;
+		sbi->order.idx[i] = i;
+		sbi->order.n = i + 1;
 	}
 
 	err = unionfs_odf_resolve(fc, sbi, &odf_path);
@@ -350,22 +394,9 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (IS_ENABLED(CONFIG_FS_POSIX_ACL))
 		sb->s_flags |= SB_POSIXACL;
 
-	di = unionfs_alloc_dinfo(sbi->nbranches);
+	di = unionfs_root_dinfo(sbi, &sbi->order);
 	if (!di)
 		return -ENOMEM;
-	/*
-	 * Branch 0 is the upper branch of the namespace rules (whiteouts
-	 * never hide it) in every mount; only a rw union writes to it.
-	 */
-	di->upper = dget(sbi->branches[0].root.dentry);
-	di->upper_positive = true;
-	for (i = 1; i < sbi->nbranches; i++) {
-		struct unionfs_lower *l = &di->lower[di->nlower++];
-
-		unionfs_lower_set(l, sbi->branches[i].root.mnt,
-				  dget(sbi->branches[i].root.dentry), i);
-	}
-	di->top = di->nlower;
 	root_inode = unionfs_iget(sb, ODF_UINO_ROOT,
 				  d_inode(sbi->branches[0].root.dentry), 0);
 	if (IS_ERR(root_inode)) {
@@ -388,34 +419,17 @@ static int unionfs_get_tree(struct fs_context *fc)
 
 /*
  * mount(8) passes the options /proc/mounts shows with every remount:
- * odf= and dirs= are accepted when they name what is mounted.
+ * odf= and dirs= naming what is mounted change nothing.  Another dirs=,
+ * add=, del= and mode= change the branches (remount.c), before the
+ * read-only state would change (both in one remount are refused).
  */
-static int unionfs_remount_same(struct fs_context *fc,
-				const struct unionfs_sb_info *sbi)
-{
-	const struct unionfs_options *opts = fc->fs_private;
-	unsigned int i;
-
-	if (opts->odf && strcmp(opts->odf, sbi->odf_name))
-		return invalfc(fc, "odf= cannot be changed by remount");
-	if (!opts->nbranches)
-		return 0;
-	if (opts->nbranches != sbi->nbranches)
-		return invalfc(fc, "dirs= cannot be changed by remount");
-	for (i = 0; i < opts->nbranches; i++)
-		if (strcmp(opts->branches[i].path, sbi->branches[i].name) ||
-		    opts->branches[i].mode != sbi->branches[i].mode)
-			return invalfc(fc, "dirs= cannot be changed by remount");
-	return 0;
-}
-
 static int unionfs_reconfigure(struct fs_context *fc)
 {
 	struct super_block *sb = fc->root->d_sb;
 	bool ro = fc->sb_flags & SB_RDONLY;
 	int err;
 
-	err = unionfs_remount_same(fc, UNIONFS_SB(sb));
+	err = unionfs_remount_branches(fc, sb);
 	if (err)
 		return err;
 	sync_filesystem(sb);

@@ -13,6 +13,7 @@
 #include <linux/fs_context.h>
 #include <linux/mutex.h>
 #include <linux/path.h>
+#include <linux/seqlock.h>
 #include <linux/srcu.h>
 #include <odf/odf_format.h>
 #include "compat.h"
@@ -34,26 +35,68 @@ struct unionfs_branch_spec {
 	enum unionfs_branch_mode mode;
 };
 
+/* A branch change asked of remount: add=, del=, mode=, in given order. */
+enum unionfs_branch_op_kind {
+	UNIONFS_BROP_ADD,
+	UNIONFS_BROP_DEL,
+	UNIONFS_BROP_MODE,
+};
+
+struct unionfs_branch_op {
+	enum unionfs_branch_op_kind kind;
+	int pos;		/* add=: priority to insert at, -1 if not given */
+	struct unionfs_branch_spec spec;	/* mode: given, or =ro */
+};
+
 /* Mount options collected by the fs_context before fill_super. */
 struct unionfs_options {
 	char *odf;				/* odf=: device or directory */
 	unsigned int nbranches;
 	struct unionfs_branch_spec *branches;	/* dirs=, highest priority first */
+	unsigned int nops;
+	struct unionfs_branch_op *ops;		/* remount: add=, del=, mode= */
 };
 
-/* A resolved branch of a mounted union; index 0 has the highest priority. */
+/*
+ * A resolved branch of a mounted union.  Branches live in slots of
+ * sbi->branches that never move or get reused while the union is
+ * mounted (a remount appends the branches it adds and marks the ones it
+ * removes gone), so the branch index a dentry or inode keeps stays
+ * valid; sbi->order says which slots are in the union now, highest
+ * priority first.  Slot 0 is the upper branch and always first.
+ */
 struct unionfs_branch {
 	struct path root;
 	enum unionfs_branch_mode mode;
 	u16 id;			/* persistent branch id (ODF branch table) */
 	int slot;		/* its slot in the ODF branch table, -1 if new */
 	bool cloned;		/* root.mnt is our private clone */
+	bool gone;		/* removed by remount: in no lookup any more */
+	atomic_t open_files;	/* union files open on it (del= is EBUSY) */
 	char *name;		/* the path as given in dirs=, for show_options */
 };
 
+struct unionfs_dentry_info;
+
+/* The branches of the union now, by slot, highest priority first. */
+struct unionfs_order {
+	unsigned int n;
+	u8 idx[UNIONFS_MAX_BRANCHES];
+};
+
 struct unionfs_sb_info {
-	unsigned int nbranches;
-	struct unionfs_branch *branches;
+	unsigned int nbranches;		/* slots used in @branches */
+	struct unionfs_branch *branches;	/* UNIONFS_MAX_BRANCHES slots */
+	struct unionfs_order order;	/* under order_lock */
+	seqlock_t order_lock;
+	/*
+	 * Bumped by every remount that changes the branch set: a dentry
+	 * looked up under another generation is looked up again.
+	 */
+	unsigned int br_gen;
+	/* Dentry infos replaced by a branch change, kept until umount. */
+	struct unionfs_dentry_info *retired_di;
+	spinlock_t retired_lock;
 	bool has_upper;		/* rw union: branch 0 (the upper) takes writes */
 	char *odf_name;		/* odf= as given, for show_options */
 	struct path odf;	/* the ODF volume's root, a private mount */
@@ -167,6 +210,9 @@ struct unionfs_dentry_info {
 	bool changing;		/* its upper object is being made */
 	struct dentry *alias;	/* the upper copy of a lower hard link */
 	unsigned int ns_flags;	/* ODF_NODE_* of the name's ODF node at lookup */
+	unsigned int gen;	/* sbi->br_gen of the branch set it was found in */
+	struct unionfs_dentry_info *next_old;	/* see sbi->retired_di */
+	unsigned int cap;	/* entries @lower has room for */
 	unsigned int nlower;
 	unsigned int top;	/* index of the shown entry; nlower if none */
 	struct unionfs_lower lower[];
@@ -243,6 +289,18 @@ static inline struct unionfs_branch *unionfs_branch(const struct super_block *sb
 	return &UNIONFS_SB(sb)->branches[bindex];
 }
 
+/* The current branch order, copied (a remount may change it meanwhile). */
+static inline void unionfs_get_order(struct unionfs_sb_info *sbi,
+				     struct unionfs_order *o)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&sbi->order_lock);
+		*o = sbi->order;
+	} while (read_seqretry(&sbi->order_lock, seq));
+}
+
 static inline struct vfsmount *unionfs_upper_mnt(const struct super_block *sb)
 {
 	return UNIONFS_SB(sb)->branches[0].root.mnt;
@@ -309,8 +367,16 @@ void unionfs_count(struct unionfs_sb_info *sbi, enum unionfs_stat which);
 int unionfs_parse_param(struct fs_context *fc, struct fs_parameter *param);
 void unionfs_free_options(struct unionfs_options *opts);
 
+/* remount.c */
+int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb);
+
 /* super.c */
 extern const struct super_operations unionfs_sops;
+int unionfs_resolve_branch(struct fs_context *fc,
+			   const struct unionfs_branch_spec *spec,
+			   struct unionfs_branch *br);
+struct unionfs_dentry_info *
+unionfs_root_dinfo(struct unionfs_sb_info *sbi, const struct unionfs_order *o);
 
 /* branch.c: every change to a branch or the ODF */
 int unionfs_lock_parent(struct vfsmount *mnt, struct dentry *dir);
@@ -359,6 +425,9 @@ int unionfs_odf_load(struct fs_context *fc, struct unionfs_sb_info *sbi,
 		     const struct path *user_path);
 
 int unionfs_odf_set_ro(struct super_block *sb, bool ro);
+int unionfs_odf_set_branches(struct unionfs_sb_info *sbi,
+			     struct unionfs_branch *br,
+			     const struct unionfs_order *order);
 void unionfs_odf_stop(struct unionfs_sb_info *sbi);
 void unionfs_odf_close(struct unionfs_sb_info *sbi);
 void unionfs_odf_error(struct super_block *sb, const char *what, int err);
@@ -444,8 +513,10 @@ struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower);
 void unionfs_free_dinfo(struct unionfs_dentry_info *di);
 void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
 		       struct dentry *ld, unsigned int bindex);
-void unionfs_lookup_moved(struct dentry *alias,
-			  const struct unionfs_dentry_info *found);
+void unionfs_lookup_moved(struct dentry *alias, struct dentry *dentry);
+void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry);
+void unionfs_retire_dinfo(struct unionfs_sb_info *sbi,
+			  struct unionfs_dentry_info *di);
 void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 
 /* namei.c */

@@ -26,6 +26,7 @@
 /* Layout of the ODF volume (paths inside the ext4 filesystem)         */
 /* ------------------------------------------------------------------ */
 #define ODF_PATH_SUPER		"superblock"	/* regular file in / */
+#define ODF_PATH_SUPER_NEW	"superblock.new" /* a branch change's (3.5) */
 #define ODF_PATH_NS		"ns"		/* directory in / */
 #define ODF_PATH_IMAP		"imap"		/* directory in / */
 #define ODF_PATH_IMAP_FWD	"forward"	/* regular file in /imap */

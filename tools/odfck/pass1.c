@@ -333,6 +333,26 @@ static int check_layout(struct odfck_ctx *ctx)
 			return FSCK_ERROR;
 		}
 	}
+	/* A branch change's new superblock file, never renamed (3.5). */
+	{
+		struct problem_context pc;
+		ext2_ino_t ino;
+		errcode_t err;
+
+		if (!odf_lookup(fs, EXT2_ROOT_INO, ODF_PATH_SUPER_NEW, &ino)) {
+			memset(&pc, 0, sizeof(pc));
+			pc.str = ODF_PATH_SUPER_NEW;
+			if (fix_problem(ctx, PR_1_SUPER_NEW, &pc)) {
+				err = odf_remove(fs, EXT2_ROOT_INO,
+						 ODF_PATH_SUPER_NEW);
+				if (err) {
+					odfck_com_err(ctx, err, "deleting /"
+						      ODF_PATH_SUPER_NEW);
+					return FSCK_ERROR;
+				}
+			}
+		}
+	}
 	odf_vol_find_layout(ctx->v);
 	return 0;
 }

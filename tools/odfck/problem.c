@@ -96,6 +96,9 @@ static const struct odf_problem table[] = {
 	{ PR_1_LAYOUT_MISSING, "/%S is missing.", PROMPT_CREATE,
 	  PR_PREEN_OK },
 	{ PR_1_LAYOUT_TYPE, "/%S is not a directory.", PROMPT_FIX, 0 },
+	{ PR_1_SUPER_NEW, "/%S is left from a branch change that a crash "
+	  "interrupted (the branch table in /superblock is the one in use).",
+	  PROMPT_DELETE, PR_PREEN_OK },
 	{ PR_1_NS_MISSING, "namespace root /ns is missing or not a "
 	  "directory: every whiteout, opaque marker and redirect is lost.",
 	  PROMPT_CREATE, 0 },

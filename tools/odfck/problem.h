@@ -60,6 +60,7 @@ enum {
 #define PR_1_SB_CSUM_ONLY	0x1017
 #define PR_1_FORMAT_V1		0x1018
 #define PR_1_ALREADY_V2		0x1019
+#define PR_1_SUPER_NEW		0x101a
 
 /* Conversion of a format 1 volume (odfck --convert, section 12) */
 #define PR_6_CONVERT		0x6001
