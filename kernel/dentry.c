@@ -197,6 +197,51 @@ static int unionfs_lower_changed(const struct unionfs_lower *l)
 	return l->positive ? d_is_negative(d) : !d_is_negative(d);
 }
 
+/*
+ * A dentry found before a remount changed the branches.  Where it still
+ * shows the same object it takes a new lookup's info in place, so that
+ * it stays hashed (a directory with a mount below it keeps it, as
+ * d_invalidate() would detach it); where not, or for a negative dentry,
+ * it is looked up again (0).  Below a directory still in the old set (a
+ * working directory nobody has looked up since) it keeps that set's
+ * view, as its parent does.  The swap is as in unionfs_refresh_dir().
+ */
+static int unionfs_d_refresh(struct dentry *dentry)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	struct inode *inode = d_inode(dentry);
+	struct unionfs_dentry_info *new, *old;
+	struct dentry *parent;
+	bool stale_parent;
+
+	if (!inode || IS_ROOT(dentry))
+		return 0;
+	parent = dget_parent(dentry);
+	stale_parent = READ_ONCE(UNIONFS_D(parent)->gen) !=
+		       READ_ONCE(sbi->br_gen);
+	dput(parent);
+	if (stale_parent)
+		return 1;
+	inode_lock_nested(inode, I_MUTEX_CHILD);
+	old = dentry->d_fsdata;
+	if (READ_ONCE(old->gen) == READ_ONCE(sbi->br_gen)) {
+		inode_unlock(inode);	/* done meanwhile */
+		return 1;
+	}
+	new = unionfs_relookup(dentry);
+	if (new) {
+		mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+		/* Pairs with the READ_ONCE of d_fsdata in the lockless readers. */
+		smp_store_release(&dentry->d_fsdata, new);
+		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	}
+	inode_unlock(inode);
+	if (!new)
+		return 0;
+	unionfs_retire_dinfo(sbi, old);
+	return 1;
+}
+
 static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
 	struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
@@ -210,8 +255,11 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	if (READ_ONCE(di->invalid))
 		return 0;
 	/* A remount changed the branches since the lookup (remount.c). */
-	if (READ_ONCE(di->gen) != READ_ONCE(UNIONFS_SB(dentry->d_sb)->br_gen))
-		return 0;
+	if (READ_ONCE(di->gen) != READ_ONCE(UNIONFS_SB(dentry->d_sb)->br_gen)) {
+		if (flags & LOOKUP_RCU)
+			return -ECHILD;
+		return unionfs_d_refresh(dentry);
+	}
 	/* Being made on the upper branch: see unionfs_name_changing(). */
 	if (smp_load_acquire(&di->changing))
 		return 1;

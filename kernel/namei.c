@@ -249,6 +249,54 @@ det:
 	return unionfs_uino_det(sb, bindex, lower->i_ino, uino);
 }
 
+/*
+ * @dentry was found before a remount changed the branches (remount.c):
+ * look it up again in the current set.  Returns the new info if it
+ * still shows the object its inode stands for (the same branch object
+ * on the same branch, so the same union inode number), else NULL.
+ */
+struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_inode_info *ui = UNIONFS_I(d_inode(dentry));
+	struct unionfs_dentry_info *di;
+	const struct cred *old_cred;
+	struct dentry *real;
+	unsigned int bindex;
+	u32 lower_links;
+	bool have_uino;
+	u64 ino;
+	int err;
+
+	di = unionfs_alloc_dinfo(UNIONFS_SB(sb)->nbranches);
+	if (!di)
+		return NULL;
+	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
+	err = unionfs_lookup_branches(dentry, di, &ino, &lower_links,
+				      &have_uino);
+	revert_creds(old_cred);
+	if (err)
+		goto other;
+	if (di->upper_positive) {
+		real = di->upper;
+		bindex = 0;
+	} else if (di->top < di->nlower) {
+		real = di->lower[di->top].path.dentry;
+		bindex = di->lower[di->top].bindex;
+	} else {
+		goto other;	/* gone from the union */
+	}
+	/* A lower hard link showing its copy (di->alias) is not redone. */
+	if (d_inode(real) != READ_ONCE(ui->lower) ||
+	    bindex != smp_load_acquire(&ui->bindex) ||
+	    (have_uino && ino != d_inode(dentry)->i_ino))
+		goto other;
+	return di;
+other:
+	unionfs_free_dinfo(di);
+	return NULL;
+}
+
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags)
 {

@@ -10,11 +10,13 @@
  *    slot, a removed one is marked gone and stays referenced until
  *    unmount, so a branch index kept in a dentry or inode stays valid;
  *  - the root gets a dentry info for the new set and the branch
- *    generation goes up: every other dentry then fails revalidation and
- *    is looked up again, in the new set.  A dentry still in use (an open
- *    file, a working directory) keeps the set it was found in until it
- *    is let go.  del= is EBUSY while a file of that branch is open
- *    through the union, so no I/O goes to a removed branch.
+ *    generation goes up: every other dentry is looked up again at its
+ *    next revalidation, in the new set.  Where it still shows the same
+ *    object it takes the new info in place and stays hashed, so mounts
+ *    on it stay (unionfs_d_refresh()); where not, it is dropped.  An
+ *    open file keeps its dentry and real file.  del= is EBUSY while a
+ *    file of that branch is open through the union, so no I/O goes to
+ *    a removed branch.
  * Union inode numbers come from branch ids and branch inode numbers
  * (section 4), whiteouts and redirects are keyed by union directory,
  * readdir states are stamped per branch id: all stay valid.  A merged

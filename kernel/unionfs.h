@@ -514,6 +514,7 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di);
 void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
 		       struct dentry *ld, unsigned int bindex);
 void unionfs_lookup_moved(struct dentry *alias, struct dentry *dentry);
+struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry);
 void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry);
 void unionfs_retire_dinfo(struct unionfs_sb_info *sbi,
 			  struct unionfs_dentry_info *di);

@@ -51,15 +51,30 @@ same_offs() {
 	bad=$(join "$1.ino" "$2.ino" | awk '$2 != $3' | head -n 3)
 	[ -z "$bad" ] || fail "$3: inode numbers changed: $bad"
 }
-view() { (cd $u/d && for f in $(ls | sort); do printf '%s=%s ' "$f" "$(cat $f)"; done); }
+view() {
+	(cd $u/d && for f in $(ls | sort); do
+		if [ -d "$f" ]; then printf '%s/ ' "$f"; else printf '%s=%s ' "$f" "$(cat "$f")"; fi
+	done)
+}
 
+# A mount on a directory inside the union (and on one below a merged
+# directory) must outlive branch changes.
+mkdir -p $u/mp $u/d/mp2 || fail "mkdir mp"
+mount -t tmpfs tmpfs $u/mp && mount -t tmpfs tmpfs $u/d/mp2 || fail "mount tmpfs inside the union"
+echo inmp >$u/mp/x && echo inmp2 >$u/d/mp2/x
+mounts_kept() {
+	mountpoint -q $u/mp && mountpoint -q $u/d/mp2 ||
+		fail "$1: a mount inside the union was detached"
+	expect_eq "$1: file on the mount inside" "inmp inmp2" "$(cat $u/mp/x $u/d/mp2/x | paste -sd' ')"
+}
 offs $TMP/o0
 expect_eq "big/ before" 301 "$(wc -l <$TMP/o0.ino)"
 
 # ---- add= at a position (below b1), through mount(8) ----
 mount -o remount,add=2:$b2=ro $u || fail "remount add=2:$b2: $(dmesg | grep unionfs: | tail -n 1)"
 expect_eq "dirs= after add=2:" "$b0=rw:$b1=ro:$b2=ro" "$(dirs_now)"
-expect_eq "d/ after add of b2 below b1" "a=a1 b=b1 c=c2 up=up " "$(view)"
+expect_eq "d/ after add of b2 below b1" "a=a1 b=b1 c=c2 mp2/ up=up " "$(view)"
+mounts_kept "add of b2"
 [ -e $u/d/w ] && fail "the whiteout of d/w no longer hides it once b2 (which has d/w) is added"
 expect_eq "st_ino of d" "$ino_d" "$(ino $u/d)"
 expect_eq "st_ino of d/a" "$ino_a" "$(ino $u/d/a)"
@@ -72,7 +87,8 @@ same_offs $TMP/o0 $TMP/o1 "add of b2"
 ino_c=$(ino $u/d/c)
 mount -o remount,add=$b3 $u || fail "remount add=$b3: $(dmesg | grep unionfs: | tail -n 1)"
 expect_eq "dirs= after add= (default position)" "$b0=rw:$b3=ro:$b1=ro:$b2=ro" "$(dirs_now)"
-expect_eq "d/ after add of b3 on top of the lower branches" "a=a3 b=b1 c=c2 e=e3 up=up " "$(view)"
+expect_eq "d/ after add of b3 on top of the lower branches" "a=a3 b=b1 c=c2 e=e3 mp2/ up=up " "$(view)"
+mounts_kept "add of b3"
 expect_eq "st_ino of d/b" "$ino_b" "$(ino $u/d/b)"
 expect_eq "st_ino of d/c" "$ino_c" "$(ino $u/d/c)"
 
@@ -125,7 +141,8 @@ print("# across del=: %d names before, %d after; %d twice, %d missing, %d of the
 sys.exit(1 if dups or missing or removed else 0)
 PY
 expect_eq "dirs= after del=" "$b0=rw:$b3=ro:$b2=ro" "$(dirs_now)"
-expect_eq "d/ after del of b1" "a=a3 c=c2 e=e3 up=up " "$(view)"
+expect_eq "d/ after del of b1" "a=a3 c=c2 e=e3 mp2/ up=up " "$(view)"
+mounts_kept "del of b1"
 [ -e $u/d/b ] && fail "d/b (only on b1) still shown after del=$b1"
 expect_eq "st_ino of d/c after del" "$ino_c" "$(ino $u/d/c)"
 expect_eq "st_ino of d/up after del" "$ino_up" "$(ino $u/d/up)"
@@ -139,7 +156,9 @@ kill $cwd_pid 2>/dev/null; wait $cwd_pid 2>/dev/null
 sysmount remount $u none "dirs=$b0=rw:$b2=ro:$b1=ro" >$TMP/r
 expect_eq "remount dirs=" OK "$(cat $TMP/r)"
 expect_eq "dirs= after dirs=" "$b0=rw:$b2=ro:$b1=ro" "$(dirs_now)"
-expect_eq "d/ after dirs=" "a=a2 b=b1 c=c2 up=up " "$(view)"
+expect_eq "d/ after dirs=" "a=a2 b=b1 c=c2 mp2/ up=up " "$(view)"
+mounts_kept "dirs="
+umount $u/d/mp2 $u/mp || fail "umount the mounts inside the union"
 expect_eq "st_ino of d/c after dirs=" "$ino_c" "$(ino $u/d/c)"
 [ "$(ino $u/d/b)" = "$ino_b" ] &&
 	fail "d/b kept its number although b1 came back as a new branch (new id)"
@@ -154,7 +173,7 @@ klog_mark
 expect_eq "mount with the old dirs=" EINVAL \
 	"$(sysmount mount none $u unionfs none "odf=$ODF_DEV,dirs=$b0=rw:$b1=ro")"
 union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$b2=ro:$b1=ro"
-expect_eq "d/ after mounting again" "a=a2 b=b1 c=c2 up=up " "$(view)"
+expect_eq "d/ after mounting again" "a=a2 b=b1 c=c2 mp2/ up=up " "$(view)"
 expect_eq "st_ino of d/c after mounting again" "$ino_c" "$(ino $u/d/c)"
 offs $TMP/o5
 same_offs $TMP/o4 $TMP/o5 "mount again"
