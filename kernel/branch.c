@@ -205,6 +205,92 @@ struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode,
 	return f;
 }
 
+/*
+ * Whole-file helpers for the ODF's "write NAME.new, rename it over NAME"
+ * files (/superblock, /imap, /readdir): each locks @dir, looks the name
+ * up and changes it through the calls above.
+ */
+
+/* Unlink @name in @dir if it is there. */
+int unionfs_do_unlink_name(const struct path *dir, const char *name)
+{
+	struct dentry *d;
+	int err;
+
+	err = unionfs_lock_parent(dir->mnt, dir->dentry);
+	if (err)
+		return err;
+	d = lookup_one_len(name, dir->dentry, strlen(name));
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err) {
+		if (d_is_positive(d))
+			err = unionfs_do_remove(dir->mnt, dir->dentry, d);
+		dput(d);
+	}
+	unionfs_unlock_parent(dir->mnt, dir->dentry);
+	return err;
+}
+
+/* A new, empty regular file @name in @dir (gone before), opened rw. */
+struct file *unionfs_do_create_file(const struct path *dir, const char *name,
+				    int flags)
+{
+	struct path p = { .mnt = dir->mnt };
+	struct file *f;
+	int err;
+
+	err = unionfs_do_unlink_name(dir, name);
+	if (!err)
+		err = unionfs_lock_parent(dir->mnt, dir->dentry);
+	if (err)
+		return ERR_PTR(err);
+	p.dentry = lookup_one_len(name, dir->dentry, strlen(name));
+	err = PTR_ERR_OR_ZERO(p.dentry);
+	if (!err) {
+		err = d_is_positive(p.dentry) ? -EEXIST :
+		      unionfs_do_create(dir->mnt, dir->dentry, p.dentry,
+					S_IFREG | 0600);
+		if (err)
+			dput(p.dentry);
+	}
+	unionfs_unlock_parent(dir->mnt, dir->dentry);
+	if (err)
+		return ERR_PTR(err);
+	f = dentry_open(&p, O_RDWR | O_LARGEFILE | flags, current_cred());
+	dput(p.dentry);
+	return f;
+}
+
+/* Rename @from over @to, both in @dir; ENOENT if @from is not there. */
+int unionfs_do_rename_name(const struct path *dir, const char *from,
+			   const char *to)
+{
+	struct dentry *d1, *d2;
+	int err;
+
+	err = unionfs_lock_parent(dir->mnt, dir->dentry);
+	if (err)
+		return err;
+	d1 = lookup_one_len(from, dir->dentry, strlen(from));
+	err = PTR_ERR_OR_ZERO(d1);
+	if (err)
+		goto out;
+	d2 = lookup_one_len(to, dir->dentry, strlen(to));
+	err = PTR_ERR_OR_ZERO(d2);
+	if (err)
+		goto out_d1;
+	err = -ENOENT;
+	if (d_is_positive(d1))
+		err = unionfs_do_rename(dir->mnt, dir->dentry, d1, dir->dentry,
+					d2, 0);
+	dput(d2);
+out_d1:
+	dput(d1);
+out:
+	unionfs_unlock_parent(dir->mnt, dir->dentry);
+	return err;
+}
+
 /* Copy bytes into @out: freeze protection as for write(2). */
 long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
 		       loff_t *opos, size_t len)

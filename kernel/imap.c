@@ -257,15 +257,11 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 {
 	struct odf_map_header h = sbi->imap_hdr[m];
 	const char *name = unionfs_imap_names[m];
-	struct dentry *dir = sbi->imap_dir.dentry;
-	struct vfsmount *mnt = sbi->imap_dir.mnt;
 	u64 used = le64_to_cpu(h.mh_nrecords);
 	u32 oldnb = le32_to_cpu(h.mh_nbuckets), nb = oldnb, b, s;
 	u64 placed = 0;
 	char tmpname[32];
-	struct dentry *tmp, *target;
 	struct file *nf;
-	struct path p;
 	void *obuf;
 	int err;
 
@@ -276,28 +272,9 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 		nb <<= 1;
 	snprintf(tmpname, sizeof(tmpname), "%s%s", name, ODF_TMP_SUFFIX);
 
-	err = unionfs_lock_parent(mnt, dir);
-	if (err)
-		return err;
-	tmp = lookup_one_len(tmpname, dir, strlen(tmpname));
-	err = PTR_ERR_OR_ZERO(tmp);
-	if (!err && d_is_positive(tmp))
-		err = unionfs_do_remove(mnt, dir, tmp);
-	if (!err && d_is_negative(tmp))
-		err = unionfs_do_create(mnt, dir, tmp, S_IFREG | 0600);
-	unionfs_unlock_parent(mnt, dir);
-	if (err) {
-		if (!IS_ERR(tmp))
-			dput(tmp);
-		return err;
-	}
-	p.mnt = sbi->imap_dir.mnt;
-	p.dentry = tmp;
-	nf = dentry_open(&p, O_RDWR | O_LARGEFILE | O_NOATIME, current_cred());
-	if (IS_ERR(nf)) {
-		dput(tmp);
+	nf = unionfs_do_create_file(&sbi->imap_dir, tmpname, O_NOATIME);
+	if (IS_ERR(nf))
 		return PTR_ERR(nf);
-	}
 	obuf = kmalloc(ODF_BLOCK_SIZE, GFP_KERNEL);
 	err = obuf ? vfs_truncate(&nf->f_path, unionfs_bucket_pos(nb)) : -ENOMEM;
 	h.mh_nbuckets = cpu_to_le32(nb);
@@ -327,26 +304,15 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 		goto out;
 
 	/* The rename commits the new map in one step. */
-	err = unionfs_lock_parent(mnt, dir);
-	if (err)
-		goto out;
-	target = lookup_one_len(name, dir, strlen(name));
-	err = PTR_ERR_OR_ZERO(target);
-	if (!err) {
-		err = unionfs_do_rename(mnt, dir, tmp, dir, target, 0);
-		dput(target);
-	}
-	unionfs_unlock_parent(mnt, dir);
+	err = unionfs_do_rename_name(&sbi->imap_dir, tmpname, name);
 	if (err)
 		goto out;
 	fput(sbi->imap[m]);
 	sbi->imap[m] = nf;
 	sbi->imap_hdr[m] = h;
-	dput(tmp);
 	return 0;
 out:
 	fput(nf);
-	dput(tmp);
 	return err;
 }
 

@@ -417,52 +417,17 @@ static int unionfs_odf_record_branches(struct unionfs_sb_info *sbi,
 /* Unlink /superblock.new if it is there (a remount that did not finish). */
 static int unionfs_odf_drop_super_new(struct unionfs_sb_info *sbi)
 {
-	struct dentry *root = sbi->odf.dentry, *d;
-	int err;
-
-	err = unionfs_lock_parent(sbi->odf.mnt, root);
-	if (err)
-		return err;
-	d = lookup_one_len(ODF_PATH_SUPER_NEW, root, strlen(ODF_PATH_SUPER_NEW));
-	err = PTR_ERR_OR_ZERO(d);
-	if (!err) {
-		if (d_is_positive(d))
-			err = unionfs_do_remove(sbi->odf.mnt, root, d);
-		dput(d);
-	}
-	unionfs_unlock_parent(sbi->odf.mnt, root);
-	return err;
+	return unionfs_do_unlink_name(&sbi->odf, ODF_PATH_SUPER_NEW);
 }
 
 /* Write @buf as a new /superblock.new, synced. */
 static int unionfs_odf_write_super_new(struct unionfs_sb_info *sbi,
 				       const void *buf)
 {
-	struct dentry *root = sbi->odf.dentry;
-	struct path p = { .mnt = sbi->odf.mnt };
 	struct file *f;
 	int err;
 
-	err = unionfs_odf_drop_super_new(sbi);
-	if (!err)
-		err = unionfs_lock_parent(sbi->odf.mnt, root);
-	if (err)
-		return err;
-	p.dentry = lookup_one_len(ODF_PATH_SUPER_NEW, root,
-				  strlen(ODF_PATH_SUPER_NEW));
-	err = PTR_ERR_OR_ZERO(p.dentry);
-	if (!err) {
-		err = d_is_positive(p.dentry) ? -EEXIST :
-		      unionfs_do_create(sbi->odf.mnt, root, p.dentry,
-					S_IFREG | 0600);
-		if (err)
-			dput(p.dentry);
-	}
-	unionfs_unlock_parent(sbi->odf.mnt, root);
-	if (err)
-		return err;
-	f = dentry_open(&p, O_RDWR | O_LARGEFILE, current_cred());
-	dput(p.dentry);
+	f = unionfs_do_create_file(&sbi->odf, ODF_PATH_SUPER_NEW, 0);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	err = unionfs_odf_write(f, buf, ODF_SB_FILE_SIZE, 0);
@@ -475,32 +440,10 @@ static int unionfs_odf_write_super_new(struct unionfs_sb_info *sbi,
 /* Rename /superblock.new over /superblock and commit the rename. */
 static int unionfs_odf_install_super_new(struct unionfs_sb_info *sbi)
 {
-	struct dentry *root = sbi->odf.dentry, *from, *to;
-	int err;
+	int err = unionfs_do_rename_name(&sbi->odf, ODF_PATH_SUPER_NEW,
+					 ODF_PATH_SUPER);
 
-	err = unionfs_lock_parent(sbi->odf.mnt, root);
-	if (err)
-		return err;
-	from = lookup_one_len(ODF_PATH_SUPER_NEW, root,
-			      strlen(ODF_PATH_SUPER_NEW));
-	err = PTR_ERR_OR_ZERO(from);
-	if (err)
-		goto out;
-	to = lookup_one_len(ODF_PATH_SUPER, root, strlen(ODF_PATH_SUPER));
-	err = PTR_ERR_OR_ZERO(to);
-	if (err)
-		goto out_from;
-	err = -ENOENT;
-	if (d_is_positive(from))
-		err = unionfs_do_rename(sbi->odf.mnt, root, from, root, to, 0);
-	dput(to);
-out_from:
-	dput(from);
-out:
-	unionfs_unlock_parent(sbi->odf.mnt, root);
-	if (!err)
-		err = unionfs_odf_fsync_dir(&sbi->odf);
-	return err;
+	return err ?: unionfs_odf_fsync_dir(&sbi->odf);
 }
 
 /*

@@ -116,86 +116,26 @@ static struct file *unionfs_rd_open_file(struct unionfs_sb_info *sbi, u64 ino)
 /* Unlink /readdir/@name if it exists. */
 static int unionfs_rd_unlink(struct unionfs_sb_info *sbi, const char *name)
 {
-	struct dentry *dir = sbi->readdir.dentry, *d;
-	int err;
-
-	err = unionfs_lock_parent(sbi->readdir.mnt, dir);
-	if (err)
-		return err;
-	d = lookup_one_len(name, dir, strlen(name));
-	err = PTR_ERR_OR_ZERO(d);
-	if (!err) {
-		if (d_is_positive(d))
-			err = unionfs_do_remove(sbi->readdir.mnt, dir, d);
-		dput(d);
-	}
-	unionfs_unlock_parent(sbi->readdir.mnt, dir);
-	return err;
+	return unionfs_do_unlink_name(&sbi->readdir, name);
 }
 
 /* A new, empty /readdir/<ino>.new, opened for writing. */
 static struct file *unionfs_rd_create(struct unionfs_sb_info *sbi, u64 ino)
 {
-	struct dentry *dir = sbi->readdir.dentry;
 	char name[RD_NAME_MAX];
-	struct path p;
-	struct file *f;
-	int err;
 
 	unionfs_rd_fname(name, ino, true);
-	err = unionfs_rd_unlink(sbi, name);
-	if (!err)
-		err = unionfs_lock_parent(sbi->readdir.mnt, dir);
-	if (err)
-		return ERR_PTR(err);
-	p.dentry = lookup_one_len(name, dir, strlen(name));
-	err = PTR_ERR_OR_ZERO(p.dentry);
-	if (!err) {
-		err = d_is_positive(p.dentry) ? -EEXIST :
-		      unionfs_do_create(sbi->readdir.mnt, dir, p.dentry,
-					S_IFREG | 0600);
-		if (err)
-			dput(p.dentry);
-	}
-	unionfs_unlock_parent(sbi->readdir.mnt, dir);
-	if (err)
-		return ERR_PTR(err);
-	p.mnt = sbi->readdir.mnt;
-	f = dentry_open(&p, O_RDWR | O_LARGEFILE | O_NOATIME, current_cred());
-	dput(p.dentry);
-	return f;
+	return unionfs_do_create_file(&sbi->readdir, name, O_NOATIME);
 }
 
 /* Rename /readdir/<ino>.new over /readdir/<ino>. */
 static int unionfs_rd_install(struct unionfs_sb_info *sbi, u64 ino)
 {
-	struct dentry *dir = sbi->readdir.dentry;
 	char tmp[RD_NAME_MAX], name[RD_NAME_MAX];
-	struct dentry *from, *to;
-	int err;
 
 	unionfs_rd_fname(tmp, ino, true);
 	unionfs_rd_fname(name, ino, false);
-	err = unionfs_lock_parent(sbi->readdir.mnt, dir);
-	if (err)
-		return err;
-	from = lookup_one_len(tmp, sbi->readdir.dentry, strlen(tmp));
-	err = PTR_ERR_OR_ZERO(from);
-	if (err)
-		goto out;
-	to = lookup_one_len(name, sbi->readdir.dentry, strlen(name));
-	err = PTR_ERR_OR_ZERO(to);
-	if (err)
-		goto out_from;
-	err = -ENOENT;
-	if (d_is_positive(from))
-		err = unionfs_do_rename(sbi->readdir.mnt, dir, from, dir, to, 0);
-	dput(to);
-out_from:
-	dput(from);
-out:
-	unionfs_unlock_parent(sbi->readdir.mnt, dir);
-	return err;
+	return unionfs_do_rename_name(&sbi->readdir, tmp, name);
 }
 
 /* ------------------------------------------------------------------ */

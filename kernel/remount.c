@@ -142,16 +142,8 @@ static void unionfs_newset_free(struct unionfs_sb_info *sbi,
 {
 	unsigned int i;
 
-	for (i = sbi->nbranches; i < ns->nslots; i++) {
-		struct unionfs_branch *br = &ns->br[i];
-
-		dput(br->root.dentry);
-		if (br->cloned)
-			kern_unmount(br->root.mnt);
-		else
-			mntput(br->root.mnt);
-		kfree(br->name);
-	}
+	for (i = sbi->nbranches; i < ns->nslots; i++)
+		unionfs_put_branch(&ns->br[i]);
 	kfree(ns->br);
 }
 

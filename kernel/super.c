@@ -18,6 +18,18 @@
 #include <linux/statfs.h>
 #include "unionfs.h"
 
+/* Let go of a resolved branch (its root, mount and name). */
+void unionfs_put_branch(struct unionfs_branch *br)
+{
+	dput(br->root.dentry);
+	/* A private clone is internal: only kern_unmount() frees it. */
+	if (br->cloned)
+		kern_unmount(br->root.mnt);
+	else
+		mntput(br->root.mnt);
+	kfree(br->name);
+}
+
 static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 {
 	unsigned int i;
@@ -31,17 +43,8 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 		sbi->retired_di = di->next_old;
 		unionfs_free_dinfo(di);
 	}
-	for (i = 0; i < sbi->nbranches; i++) {
-		struct unionfs_branch *br = &sbi->branches[i];
-
-		dput(br->root.dentry);
-		/* A private clone is internal: only kern_unmount() frees it. */
-		if (br->cloned)
-			kern_unmount(br->root.mnt);
-		else
-			mntput(br->root.mnt);
-		kfree(br->name);
-	}
+	for (i = 0; i < sbi->nbranches; i++)
+		unionfs_put_branch(&sbi->branches[i]);
 	kfree(sbi->branches);
 	unionfs_odf_stop(sbi);
 	unionfs_odf_close(sbi);

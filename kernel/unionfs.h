@@ -372,6 +372,7 @@ int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb);
 
 /* super.c */
 extern const struct super_operations unionfs_sops;
+void unionfs_put_branch(struct unionfs_branch *br);
 int unionfs_resolve_branch(struct fs_context *fc,
 			   const struct unionfs_branch_spec *spec,
 			   struct unionfs_branch *br);
@@ -415,6 +416,11 @@ int unionfs_do_removexattr(struct vfsmount *mnt, struct dentry *d,
 struct file *unionfs_do_tmpfile(const struct path *dir, umode_t mode,
 				int flags, const struct cred *cred,
 				struct file *user_file);
+int unionfs_do_unlink_name(const struct path *dir, const char *name);
+struct file *unionfs_do_create_file(const struct path *dir, const char *name,
+				    int flags);
+int unionfs_do_rename_name(const struct path *dir, const char *from,
+			   const char *to);
 long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
 		       loff_t *opos, size_t len);
 
