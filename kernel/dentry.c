@@ -26,18 +26,43 @@ struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower)
 	return di;
 }
 
+/* Free @di and the infos it replaced (unionfs_swap_dinfo()). */
 void unionfs_free_dinfo(struct unionfs_dentry_info *di)
 {
+	struct unionfs_dentry_info *next;
 	unsigned int i;
 
-	if (!di)
-		return;
-	for (i = 0; i < di->nlower; i++)
-		path_put(&di->lower[i].path);
-	dput(di->upper);
-	dput(di->alias);
-	/* d_revalidate in RCU walk may still read it (dentries are RCU-freed). */
-	kfree_rcu(di, rcu);
+	for (; di; di = next) {
+		next = di->next_old;
+		for (i = 0; i < di->nlower; i++)
+			path_put(&di->lower[i].path);
+		dput(di->upper);
+		dput(di->alias);
+		/* RCU-walk revalidation may still read it (dentries are RCU-freed). */
+		kfree_rcu(di, rcu);
+	}
+}
+
+/*
+ * @dentry takes @new in place of its info (a branch change, remount.c),
+ * with its inode's copyup_lock held.  The old info is kept, chained to
+ * the new one, until the dentry goes: whoever still uses it holds the
+ * dentry.
+ */
+void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new)
+{
+	new->next_old = dentry->d_fsdata;
+	/* Pairs with the READ_ONCE of d_fsdata in the lockless readers. */
+	smp_store_release(&dentry->d_fsdata, new);
+}
+
+/* The branch object @di shows: its upper one, else its top lower one. */
+static struct inode *unionfs_dinfo_real(const struct unionfs_dentry_info *di)
+{
+	if (di->upper_positive)
+		return d_inode(di->upper);
+	return di->top < di->nlower ? d_inode(di->lower[di->top].path.dentry) :
+				      NULL;
 }
 
 /*
@@ -125,41 +150,36 @@ out:
 	dput(old);
 }
 
-/* Keep @di until unmount: lockless readers of a dentry may still use it. */
-void unionfs_retire_dinfo(struct unionfs_sb_info *sbi,
-			  struct unionfs_dentry_info *di)
-{
-	spin_lock(&sbi->retired_lock);
-	di->next_old = sbi->retired_di;
-	sbi->retired_di = di;
-	spin_unlock(&sbi->retired_lock);
-}
-
 /*
  * A directory in use (a working directory, an open directory) keeps its
  * dentry across a remount that changed the branches (remount.c): its
  * next lookup finds it again, under the new set, and the VFS moves the
  * old dentry (@alias) to the new one's place.  The alias takes what this
- * lookup found (@dentry's info), so whoever uses the directory sees the
- * new set from now on.  The directory's own lock keeps listings, lookups
- * and changes in it out meanwhile, copyup_lock keeps copy-up out; the
- * old info stays until unmount for lockless readers.
+ * lookup found (@dentry's info, if newer and still of the same object),
+ * so whoever uses the directory sees the new set from now on.  Only if
+ * nothing holds the directory's lock (a listing, a lookup or a change in
+ * it reads its info more than once): a trylock, as the caller may hold
+ * it (a rename into the directory's parent); else a later revalidation
+ * does it (unionfs_d_refresh()).  copyup_lock keeps copy-up out.
  */
 void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(alias->d_sb);
+	struct unionfs_dentry_info *found = dentry->d_fsdata;
 	struct inode *inode = d_inode(alias);
 	struct unionfs_dentry_info *old;
 
-	inode_lock_nested(inode, I_MUTEX_CHILD);
+	if (found->gen != READ_ONCE(UNIONFS_SB(alias->d_sb)->br_gen) ||
+	    !inode_trylock(inode))
+		return;
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	old = alias->d_fsdata;
-	/* Pairs with the READ_ONCE of d_fsdata in the lockless readers. */
-	smp_store_release(&alias->d_fsdata, dentry->d_fsdata);
-	dentry->d_fsdata = NULL;	/* dropped by the VFS: nothing to free */
+	if (old->gen != found->gen && !READ_ONCE(old->changing) &&
+	    unionfs_dinfo_real(found) == READ_ONCE(UNIONFS_I(inode)->lower)) {
+		unionfs_swap_dinfo(alias, found);
+		dentry->d_fsdata = NULL;	/* the VFS drops it: not freed */
+	}
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 	inode_unlock(inode);
-	unionfs_retire_dinfo(sbi, old);
 }
 
 static void unionfs_d_release(struct dentry *dentry)
@@ -204,42 +224,54 @@ static int unionfs_lower_changed(const struct unionfs_lower *l)
  * d_invalidate() would detach it); where not, or for a negative dentry,
  * it is looked up again (0).  Below a directory still in the old set (a
  * working directory nobody has looked up since) it keeps that set's
- * view, as its parent does.  The swap is as in unionfs_refresh_dir().
+ * view, as its parent does.  As in unionfs_refresh_dir(), only if its
+ * inode lock is free (else at a later revalidation); the name and parent
+ * the lookup used must still be the dentry's.
  */
 static int unionfs_d_refresh(struct dentry *dentry)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
 	struct inode *inode = d_inode(dentry);
 	struct unionfs_dentry_info *new, *old;
+	struct name_snapshot name;
 	struct dentry *parent;
-	bool stale_parent;
+	bool same;
+	int ret = 1;
 
 	if (!inode || IS_ROOT(dentry))
 		return 0;
 	parent = dget_parent(dentry);
-	stale_parent = READ_ONCE(UNIONFS_D(parent)->gen) !=
-		       READ_ONCE(sbi->br_gen);
-	dput(parent);
-	if (stale_parent)
+	if (READ_ONCE(UNIONFS_D(parent)->gen) != READ_ONCE(sbi->br_gen) ||
+	    !inode_trylock(inode)) {
+		dput(parent);
 		return 1;
-	inode_lock_nested(inode, I_MUTEX_CHILD);
+	}
+	take_dentry_name_snapshot(&name, dentry);
+	new = unionfs_relookup(dentry, parent, &name.name);
+	if (IS_ERR_OR_NULL(new)) {
+		ret = new ? PTR_ERR(new) : 0;
+		goto out;
+	}
+	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	old = dentry->d_fsdata;
-	if (READ_ONCE(old->gen) == READ_ONCE(sbi->br_gen)) {
-		inode_unlock(inode);	/* done meanwhile */
-		return 1;
+	spin_lock(&dentry->d_lock);
+	same = dentry->d_parent == parent &&
+	       dentry->d_name.hash_len == name.name.hash_len &&
+	       !memcmp(dentry->d_name.name, name.name.name, name.name.len);
+	spin_unlock(&dentry->d_lock);
+	/* A copy-up or rename since the lookup: it was for before them. */
+	if (same && old->gen != new->gen && !READ_ONCE(old->changing) &&
+	    unionfs_dinfo_real(new) == READ_ONCE(UNIONFS_I(inode)->lower)) {
+		unionfs_swap_dinfo(dentry, new);
+		new = NULL;
 	}
-	new = unionfs_relookup(dentry);
-	if (new) {
-		mutex_lock(&UNIONFS_I(inode)->copyup_lock);
-		/* Pairs with the READ_ONCE of d_fsdata in the lockless readers. */
-		smp_store_release(&dentry->d_fsdata, new);
-		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
-	}
+	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	unionfs_free_dinfo(new);
+out:
+	release_dentry_name_snapshot(&name);
 	inode_unlock(inode);
-	if (!new)
-		return 0;
-	unionfs_retire_dinfo(sbi, old);
-	return 1;
+	dput(parent);
+	return ret;
 }
 
 static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)

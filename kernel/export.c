@@ -289,6 +289,7 @@ static struct dentry *unionfs_fh_disconnected(struct super_block *sb,
 	}
 	di->upper = dget(real);
 	di->upper_positive = true;
+	di->gen = READ_ONCE(UNIONFS_SB(sb)->br_gen);
 	/*
 	 * d_obtain_alias() gives the inode's existing dentry, which has its
 	 * own fsdata, or a new disconnected one without: ours goes there.
@@ -298,6 +299,12 @@ static struct dentry *unionfs_fh_disconnected(struct super_block *sb,
 	d = d_obtain_alias(inode);
 	if (IS_ERR(d) || cmpxchg(&d->d_fsdata, NULL, di))
 		unionfs_free_dinfo(di);
+	/* An existing alias that unionfs_fh_cached() would not take. */
+	if (!IS_ERR(d) && (UNIONFS_D(d)->removed ||
+			   READ_ONCE(UNIONFS_D(d)->invalid))) {
+		dput(d);
+		d = ERR_PTR(-ESTALE);
+	}
 	return d;
 }
 
@@ -387,7 +394,7 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 	const struct odf_fh *fh = (const struct odf_fh *)fid;
 	const struct cred *old_cred;
 	struct dentry *real, *d;
-	unsigned int bindex, rbytes;
+	unsigned int bindex, rbytes, n;
 	u16 bid;
 	u64 uino;
 
@@ -402,11 +409,13 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 		return ERR_PTR(-ESTALE);
 	bid = le16_to_cpu(fh->fh_branch);
 	uino = le64_to_cpu(fh->fh_uino);
-	for (bindex = 0; bindex < READ_ONCE(sbi->nbranches); bindex++)
+	/* Pairs with the release in unionfs_newset_commit(). */
+	n = smp_load_acquire(&sbi->nbranches);
+	for (bindex = 0; bindex < n; bindex++)
 		if (sbi->branches[bindex].id == bid &&
 		    !READ_ONCE(sbi->branches[bindex].gone))
 			break;
-	if (bindex == READ_ONCE(sbi->nbranches))
+	if (bindex == n)
 		return ERR_PTR(-ESTALE);	/* the branch left the union */
 
 	/* Walk the union as the mounter, as a lookup would. */

@@ -52,17 +52,39 @@ static int unionfs_may_open_real(struct file *file, const struct path *real)
  * Union files open on each branch, for remount del= (EBUSY while any is
  * open or mapped): the branch is the one of the real file's mount.
  */
-static void unionfs_count_open(struct file *file, int delta)
+static struct unionfs_branch *unionfs_file_branch(struct file *file)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(file_inode(file)->i_sb);
 	struct vfsmount *mnt = unionfs_real_file(file)->f_path.mnt;
-	unsigned int i;
+	/* Pairs with the release in unionfs_newset_commit(). */
+	unsigned int i, n = smp_load_acquire(&sbi->nbranches);
 
-	for (i = 0; i < READ_ONCE(sbi->nbranches); i++)
-		if (sbi->branches[i].root.mnt == mnt) {
-			atomic_add(delta, &sbi->branches[i].open_files);
-			return;
-		}
+	for (i = 0; i < n; i++)
+		if (sbi->branches[i].root.mnt == mnt)
+			return &sbi->branches[i];
+	return NULL;
+}
+
+/*
+ * Count an open (@delta 1): ESTALE if its branch is leaving or gone (a
+ * remount del= that did not see this open, or a name found under a
+ * directory still in the old set).
+ */
+static int unionfs_count_open(struct file *file, int delta)
+{
+	struct unionfs_branch *br = unionfs_file_branch(file);
+
+	if (!br)
+		return 0;
+	atomic_add(delta, &br->open_files);
+	if (delta < 0)
+		return 0;
+	/* Pairs with the barrier in unionfs_newset_leave(). */
+	smp_mb();
+	if (!READ_ONCE(br->leaving) && !READ_ONCE(br->gone))
+		return 0;
+	atomic_dec(&br->open_files);
+	return -ESTALE;
 }
 
 /*
@@ -93,8 +115,10 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
 	file->private_data = realfile;
-	unionfs_count_open(file, 1);
-	return 0;
+	err = unionfs_count_open(file, 1);
+	if (err)
+		fput(realfile);
+	return err;
 }
 
 /* The real file is open already (see unionfs_open_on()). */
@@ -119,7 +143,7 @@ int unionfs_open_on(struct file *file, struct file *realfile)
 	if (!(file->f_mode & FMODE_OPENED))
 		fput(realfile);
 	else
-		unionfs_count_open(file, 1);
+		unionfs_count_open(file, 1);	/* the upper branch stays */
 	return err;
 }
 

@@ -103,18 +103,19 @@ static int unionfs_lookup_redirect(struct super_block *sb,
 }
 
 /*
- * Fill @di from the branches and the ODF.  For an upper directory, its
- * union inode number is needed to find its node: it is returned in
- * *@uino (*@have_uino set), with its *@lower_links.
+ * Fill @di for @name in @parent from the branches and the ODF.  For an
+ * upper directory, its union inode number is needed to find its node:
+ * it is returned in *@uino (*@have_uino set), with its *@lower_links.
  */
-static int unionfs_lookup_branches(struct dentry *dentry,
+static int unionfs_lookup_branches(struct dentry *parent,
+				   const struct qstr *name,
 				   struct unionfs_dentry_info *di, u64 *uino,
 				   u32 *lower_links, bool *have_uino)
 {
-	struct super_block *sb = dentry->d_sb;
-	const struct unionfs_dentry_info *pdi = UNIONFS_D(dentry->d_parent);
-	const struct qstr *name = &dentry->d_name;
-	struct dentry *pupper = unionfs_upper(dentry->d_parent);
+	struct super_block *sb = parent->d_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	const struct unionfs_dentry_info *pdi = READ_ONCE(parent->d_fsdata);
+	struct dentry *pupper = unionfs_upper(parent);
 	struct unionfs_ns_node node = {};
 	bool found = false, upper_file = false, wo;
 	unsigned int i;
@@ -138,7 +139,7 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 	}
 
 	/* One ODF lookup: the name in its parent's node (W1). */
-	err = unionfs_ns_is_whiteout(d_inode(dentry->d_parent), name, &wo);
+	err = unionfs_ns_is_whiteout(d_inode(parent), name, &wo);
 	if (err)
 		return err;
 	if (found && !upper_file) {
@@ -166,11 +167,15 @@ static int unionfs_lookup_branches(struct dentry *dentry,
 	if (node.flags & (ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE))
 		goto out;	/* W1, W2, O1: nothing below the upper branch */
 
-	for (i = 0; i < pdi->nlower; i++) {
+	/* The parent's info may be newer than @di's size (a remount). */
+	for (i = 0; i < pdi->nlower && di->nlower < di->cap; i++) {
 		const struct unionfs_lower *pl = &pdi->lower[i];
 		struct dentry *ld;
 
 		if (!pl->positive || !d_can_lookup(pl->path.dentry))
+			continue;
+		/* Under a directory still in the old set: not what left it. */
+		if (READ_ONCE(sbi->branches[pl->bindex].gone))
 			continue;
 		ld = lookup_one_unlocked(unionfs_mnt_idmap(pl->path.mnt),
 					 name->name, pl->path.dentry, name->len);
@@ -251,11 +256,16 @@ det:
 
 /*
  * @dentry was found before a remount changed the branches (remount.c):
- * look it up again in the current set.  Returns the new info if it
+ * look it up again in the current set, without the parent's lock (its
+ * name and parent are taken as they are now; the caller checks they did
+ * not change before using the result).  Returns the new info if it
  * still shows the object its inode stands for (the same branch object
- * on the same branch, so the same union inode number), else NULL.
+ * on the same branch, so the same union inode number), NULL if it shows
+ * another or none, or an ERR_PTR.
  */
-struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry)
+struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
+					     struct dentry *parent,
+					     const struct qstr *name)
 {
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_inode_info *ui = UNIONFS_I(d_inode(dentry));
@@ -268,15 +278,17 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry)
 	u64 ino;
 	int err;
 
-	di = unionfs_alloc_dinfo(UNIONFS_SB(sb)->nbranches);
+	di = unionfs_alloc_dinfo(READ_ONCE(UNIONFS_SB(sb)->nbranches));
 	if (!di)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
-	err = unionfs_lookup_branches(dentry, di, &ino, &lower_links,
+	err = unionfs_lookup_branches(parent, name, di, &ino, &lower_links,
 				      &have_uino);
 	revert_creds(old_cred);
-	if (err)
-		goto other;
+	if (err) {
+		unionfs_free_dinfo(di);
+		return ERR_PTR(err);
+	}
 	if (di->upper_positive) {
 		real = di->upper;
 		bindex = 0;
@@ -322,8 +334,8 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 		return ERR_PTR(-ENOMEM);
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
 	dentry->d_fsdata = di;
-	err = unionfs_lookup_branches(dentry, di, &ino, &lower_links,
-				      &have_uino);
+	err = unionfs_lookup_branches(dentry->d_parent, &dentry->d_name, di,
+				      &ino, &lower_links, &have_uino);
 	if (err)
 		goto out_free;
 

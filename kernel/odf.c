@@ -437,14 +437,6 @@ static int unionfs_odf_write_super_new(struct unionfs_sb_info *sbi,
 	return err;
 }
 
-/* Rename /superblock.new over /superblock and commit the rename. */
-static int unionfs_odf_install_super_new(struct unionfs_sb_info *sbi)
-{
-	int err = unionfs_do_rename_name(&sbi->odf, ODF_PATH_SUPER_NEW,
-					 ODF_PATH_SUPER);
-
-	return err ?: unionfs_odf_fsync_dir(&sbi->odf);
-}
 
 /*
  * A remount changes the branch set (section 3.5): @br holds the slots
@@ -472,7 +464,7 @@ int unionfs_odf_set_branches(struct unionfs_sb_info *sbi,
 	void *buf;
 	int err;
 
-	if (!unionfs_odf_rw(sbi))
+	if (!unionfs_odf_rw(sbi) || READ_ONCE(sbi->odf_failed))
 		return -EROFS;
 	buf = kvzalloc(ODF_SB_FILE_SIZE, GFP_KERNEL);
 	if (!buf)
@@ -534,10 +526,22 @@ int unionfs_odf_set_branches(struct unionfs_sb_info *sbi,
 
 	err = unionfs_odf_write_super_new(sbi, buf);
 	if (!err)
-		err = unionfs_odf_install_super_new(sbi);
+		err = unionfs_do_rename_name(&sbi->odf, ODF_PATH_SUPER_NEW,
+					     ODF_PATH_SUPER);
 	if (err)
 		goto out;
-	/* The rename is committed: from here the new set is the ODF's. */
+	/*
+	 * Renamed: from here the new set is the ODF's, whatever happens.
+	 * If the rename cannot be made durable, the ODF takes no more
+	 * writes: a power cut could still bring the old table back.
+	 */
+	err = unionfs_odf_fsync_dir(&sbi->odf);
+	if (err) {
+		pr_err("ODF '%s': cannot commit the new branch table (error %d): the union takes no more ODF writes, run odfck after unmounting\n",
+		       sbi->odf_name, err);
+		sbi->odf_failed = true;
+		err = 0;
+	}
 	*sbi->odf_sb = *s;
 	for (k = 0; k < order->n; k++) {
 		i = order->idx[k];

@@ -235,7 +235,7 @@ static bool unionfs_trees_overlap(const struct path *a, const struct path *b)
 		is_subdir(b->dentry, a->dentry));
 }
 
-/* The rules every set must keep; EBUSY for a removed branch in use. */
+/* The rules every set must keep. */
 static int unionfs_newset_check(struct fs_context *fc,
 				struct unionfs_sb_info *sbi,
 				struct unionfs_newset *ns)
@@ -270,6 +270,22 @@ static int unionfs_newset_check(struct fs_context *fc,
 			return invalfc(fc, "ODF '%s' and branch '%s' overlap: one is inside the other",
 				       sbi->odf_name, a->name);
 	}
+	return 0;
+}
+
+/*
+ * Branches that leave: no file of theirs may be open through the union.
+ * Each is marked leaving first, so an open that counts itself after
+ * this check sees the mark and fails (unionfs_count_open()); one that
+ * counted itself before is seen here: EBUSY.
+ */
+static int unionfs_newset_leave(struct fs_context *fc,
+				struct unionfs_sb_info *sbi,
+				struct unionfs_newset *ns, bool leaving)
+{
+	const struct unionfs_order *o = &ns->order;
+	unsigned int i, k;
+
 	for (i = 0; i < sbi->nbranches; i++) {
 		if (sbi->branches[i].gone)
 			continue;
@@ -277,24 +293,34 @@ static int unionfs_newset_check(struct fs_context *fc,
 			;
 		if (k < o->n)
 			continue;
+		WRITE_ONCE(sbi->branches[i].leaving, leaving);
+		if (!leaving)
+			continue;
+		/* Pairs with the barrier in unionfs_count_open(). */
+		smp_mb();
 		if (atomic_read(&sbi->branches[i].open_files)) {
 			errorfc(fc, "cannot remove branch '%s': files of it are open through the union",
 				sbi->branches[i].name);
+			unionfs_newset_leave(fc, sbi, ns, false);
 			return -EBUSY;
 		}
 	}
 	return 0;
 }
 
-/* Use the new set: the ODF has it (or the union keeps no ODF record). */
-static int unionfs_newset_commit(struct super_block *sb,
-				 struct unionfs_newset *ns)
+/*
+ * Use the new set: the ODF has it.  Nothing here can fail: the root's
+ * new info (@di) was made before the ODF was written.
+ */
+static void unionfs_newset_commit(struct super_block *sb,
+				  struct unionfs_newset *ns,
+				  struct unionfs_dentry_info *di)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct dentry *root = sb->s_root;
-	struct unionfs_dentry_info *di, *old;
 	unsigned int i, k;
 
+	/* Lookups and listings in the root wait: they read its info. */
 	inode_lock(d_inode(root));
 	write_seqlock(&sbi->order_lock);
 	for (i = 0; i < ns->nslots; i++) {
@@ -306,29 +332,18 @@ static int unionfs_newset_commit(struct super_block *sb,
 		for (k = 0; k < ns->order.n && ns->order.idx[k] != i; k++)
 			;
 		if (k == ns->order.n)
-			sbi->branches[i].gone = true;
+			WRITE_ONCE(sbi->branches[i].gone, true);
 	}
-	sbi->nbranches = ns->nslots;
+	/* Readers that see the new count see the slots filled. */
+	smp_store_release(&sbi->nbranches, ns->nslots);
 	sbi->order = ns->order;
-	sbi->br_gen++;
+	WRITE_ONCE(sbi->br_gen, sbi->br_gen + 1);
 	write_sequnlock(&sbi->order_lock);
 	ns->nslots = sbi->nbranches;	/* all owned by sbi now */
-
-	di = unionfs_root_dinfo(sbi, &sbi->order);
-	if (di) {
-		/*
-		 * Lookups in the root are held off by its lock; lockless
-		 * readers of the old info may go on with it: it stays until
-		 * unmount.
-		 */
-		old = root->d_fsdata;
-		/* A lockless reader sees a complete info, old or new. */
-		smp_store_release(&root->d_fsdata, di);
-		unionfs_retire_dinfo(sbi, old);
-	}
+	di->gen = sbi->br_gen;
+	unionfs_swap_dinfo(root, di);
 	inode_unlock(d_inode(root));
 	shrink_dcache_sb(sb);
-	return di ? 0 : -ENOMEM;
 }
 
 /*
@@ -340,7 +355,9 @@ int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	const struct unionfs_options *opts = fc->fs_private;
+	struct unionfs_dentry_info *root_di = NULL;
 	struct unionfs_newset ns = {};
+	const struct cred *old_cred;
 	unsigned int i;
 	int err;
 
@@ -368,25 +385,36 @@ int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb)
 		err = invalfc(fc, "change the branches and ro/rw in two remounts");
 		goto out;
 	}
-	if (!unionfs_odf_rw(sbi)) {
+	if (!unionfs_odf_rw(sbi) || READ_ONCE(sbi->odf_failed)) {
 		err = invalfc(fc, "a read-only union cannot change its branches: the ODF records them, and it is not written now (remount rw first, or unmount and mount with the new dirs=)");
 		goto out;
 	}
+	root_di = unionfs_root_dinfo(sbi, ns.br, &ns.order);
+	if (!root_di) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = unionfs_newset_leave(fc, sbi, &ns, true);
+	if (err)
+		goto out;
+	old_cred = override_creds(sbi->creator_cred);
 	err = unionfs_odf_set_branches(sbi, ns.br, &ns.order);
+	revert_creds(old_cred);
 	if (err) {
+		unionfs_newset_leave(fc, sbi, &ns, false);
 		errorfc(fc, "ODF '%s': cannot record the new branches (error %d); nothing changed",
 			sbi->odf_name, err);
 		goto out;
 	}
-	err = unionfs_newset_commit(sb, &ns);
-	if (err)
-		goto out;
+	unionfs_newset_commit(sb, &ns, root_di);
+	root_di = NULL;
 	for (i = 0; i < ns.order.n; i++)
 		if (!sbi->branches[ns.order.idx[i]].root.mnt->mnt_sb->s_export_op &&
 		    sb->s_export_op)
 			pr_info("branch '%s' has no NFS file handles: its objects cannot be reached over NFS\n",
 				sbi->branches[ns.order.idx[i]].name);
 out:
+	unionfs_free_dinfo(root_di);
 	unionfs_newset_free(sbi, &ns);
 	return err;
 }

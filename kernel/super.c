@@ -36,13 +36,6 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 
 	if (!sbi)
 		return;
-	/* They hold branch dentries and mounts: before the branches go. */
-	while (sbi->retired_di) {
-		struct unionfs_dentry_info *di = sbi->retired_di;
-
-		sbi->retired_di = di->next_old;
-		unionfs_free_dinfo(di);
-	}
 	for (i = 0; i < sbi->nbranches; i++)
 		unionfs_put_branch(&sbi->branches[i]);
 	kfree(sbi->branches);
@@ -275,12 +268,14 @@ static void unionfs_lockdep_sb(struct super_block *sb)
 }
 
 /*
- * The root's dentry info for branch set @o.  Slot 0 is the upper branch
+ * The root's dentry info for branch set @o of @slots.  Slot 0 is the upper branch
  * of the namespace rules (whiteouts never hide it) in every mount; only
  * a rw union writes to it.
  */
 struct unionfs_dentry_info *
-unionfs_root_dinfo(struct unionfs_sb_info *sbi, const struct unionfs_order *o)
+unionfs_root_dinfo(struct unionfs_sb_info *sbi,
+		   const struct unionfs_branch *slots,
+		   const struct unionfs_order *o)
 {
 	struct unionfs_dentry_info *di = unionfs_alloc_dinfo(o->n);
 	unsigned int i;
@@ -288,10 +283,10 @@ unionfs_root_dinfo(struct unionfs_sb_info *sbi, const struct unionfs_order *o)
 	if (!di)
 		return NULL;
 	di->gen = sbi->br_gen;
-	di->upper = dget(sbi->branches[0].root.dentry);
+	di->upper = dget(slots[0].root.dentry);
 	di->upper_positive = true;
 	for (i = 1; i < o->n; i++) {
-		struct unionfs_branch *br = &sbi->branches[o->idx[i]];
+		const struct unionfs_branch *br = &slots[o->idx[i]];
 		struct unionfs_lower *l = &di->lower[di->nlower++];
 
 		unionfs_lower_set(l, br->root.mnt, dget(br->root.dentry),
@@ -335,7 +330,6 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->branches = kcalloc(UNIONFS_MAX_BRANCHES, sizeof(*sbi->branches),
 				GFP_KERNEL);
 	seqlock_init(&sbi->order_lock);
-	spin_lock_init(&sbi->retired_lock);
 	if (!sbi->odf_name || !sbi->branches)
 		return -ENOMEM;
 
@@ -397,7 +391,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (IS_ENABLED(CONFIG_FS_POSIX_ACL))
 		sb->s_flags |= SB_POSIXACL;
 
-	di = unionfs_root_dinfo(sbi, &sbi->order);
+	di = unionfs_root_dinfo(sbi, sbi->branches, &sbi->order);
 	if (!di)
 		return -ENOMEM;
 	root_inode = unionfs_iget(sb, ODF_UINO_ROOT,

@@ -72,6 +72,7 @@ struct unionfs_branch {
 	int slot;		/* its slot in the ODF branch table, -1 if new */
 	bool cloned;		/* root.mnt is our private clone */
 	bool gone;		/* removed by remount: in no lookup any more */
+	bool leaving;		/* a remount is removing it: opens fail */
 	atomic_t open_files;	/* union files open on it (del= is EBUSY) */
 	char *name;		/* the path as given in dirs=, for show_options */
 };
@@ -94,9 +95,6 @@ struct unionfs_sb_info {
 	 * looked up under another generation is looked up again.
 	 */
 	unsigned int br_gen;
-	/* Dentry infos replaced by a branch change, kept until umount. */
-	struct unionfs_dentry_info *retired_di;
-	spinlock_t retired_lock;
 	bool has_upper;		/* rw union: branch 0 (the upper) takes writes */
 	char *odf_name;		/* odf= as given, for show_options */
 	struct path odf;	/* the ODF volume's root, a private mount */
@@ -211,7 +209,8 @@ struct unionfs_dentry_info {
 	struct dentry *alias;	/* the upper copy of a lower hard link */
 	unsigned int ns_flags;	/* ODF_NODE_* of the name's ODF node at lookup */
 	unsigned int gen;	/* sbi->br_gen of the branch set it was found in */
-	struct unionfs_dentry_info *next_old;	/* see sbi->retired_di */
+	/* The info this one replaced (a branch change): freed with it. */
+	struct unionfs_dentry_info *next_old;
 	unsigned int cap;	/* entries @lower has room for */
 	unsigned int nlower;
 	unsigned int top;	/* index of the shown entry; nlower if none */
@@ -377,7 +376,9 @@ int unionfs_resolve_branch(struct fs_context *fc,
 			   const struct unionfs_branch_spec *spec,
 			   struct unionfs_branch *br);
 struct unionfs_dentry_info *
-unionfs_root_dinfo(struct unionfs_sb_info *sbi, const struct unionfs_order *o);
+unionfs_root_dinfo(struct unionfs_sb_info *sbi,
+		   const struct unionfs_branch *slots,
+		   const struct unionfs_order *o);
 
 /* branch.c: every change to a branch or the ODF */
 int unionfs_lock_parent(struct vfsmount *mnt, struct dentry *dir);
@@ -520,10 +521,11 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di);
 void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
 		       struct dentry *ld, unsigned int bindex);
 void unionfs_lookup_moved(struct dentry *alias, struct dentry *dentry);
-struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry);
+struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
+					     struct dentry *parent,
+					     const struct qstr *name);
 void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry);
-void unionfs_retire_dinfo(struct unionfs_sb_info *sbi,
-			  struct unionfs_dentry_info *di);
+void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new);
 void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 
 /* namei.c */

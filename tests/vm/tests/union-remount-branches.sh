@@ -152,6 +152,34 @@ grep -q '^l' $TMP/o3.ino && fail "names of the removed branch still listed in bi
 same_offs $TMP/o2 $TMP/o3 "del of b1"
 kill $cwd_pid 2>/dev/null; wait $cwd_pid 2>/dev/null
 
+# ---- from a working directory nobody looked up since the change ----
+# A rename from it into its parent makes the VFS lock it and then
+# revalidate it (a refresh must not wait for that lock), and a name of
+# a removed branch below it must not be opened.
+mkdir $u/A && echo x >$u/A/x && cp $b2/d/c $b2/d/c.keep || fail "setup A/"
+python3 - $u/A $TMP/Aready $TMP/Ago >$TMP/Aout <<'PY' &
+import errno, os, sys, time
+os.chdir(sys.argv[1])
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.1)
+for what, f in (("rename", lambda: os.rename("x", "../A")),
+                ("read", lambda: open("../d/c").read().strip())):
+    try:
+        print(what, f())
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+PY
+A_pid=$!
+for i in $(seq 100); do [ -e $TMP/Aready ] && break; sleep 0.1; done
+mount -o remount,add=$b1=ro $u || fail "remount add=$b1 (for A/): $(dmesg | grep unionfs: | tail -n 1)"
+touch $TMP/Ago
+for i in $(seq 100); do kill -0 $A_pid 2>/dev/null || break; sleep 0.2; done
+kill -0 $A_pid 2>/dev/null && fail "rename from a working directory after a branch change hangs"
+wait $A_pid
+expect_eq "rename and read from a working directory after add=" "rename ENOTEMPTY|read c2" "$(paste -sd'|' $TMP/Aout)"
+mount -o remount,del=$b1 $u || fail "remount del=$b1 again"
+
 # ---- a new dirs=: b1 back (a new branch id), b3 out, b2 above b1 ----
 sysmount remount $u none "dirs=$b0=rw:$b2=ro:$b1=ro" >$TMP/r
 expect_eq "remount dirs=" OK "$(cat $TMP/r)"
