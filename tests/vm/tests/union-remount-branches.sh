@@ -156,7 +156,7 @@ kill $cwd_pid 2>/dev/null; wait $cwd_pid 2>/dev/null
 # A rename from it into its parent makes the VFS lock it and then
 # revalidate it (a refresh must not wait for that lock), and a name of
 # a removed branch below it must not be opened.
-mkdir $u/A && echo x >$u/A/x && cp $b2/d/c $b2/d/c.keep || fail "setup A/"
+mkdir $u/A && echo x >$u/A/x || fail "setup A/"
 python3 - $u/A $TMP/Aready $TMP/Ago >$TMP/Aout <<'PY' &
 import errno, os, sys, time
 os.chdir(sys.argv[1])
