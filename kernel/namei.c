@@ -298,11 +298,9 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 	} else {
 		goto other;	/* gone from the union */
 	}
-	/*
-	 * A lower hard link showing its copy (di->alias) is not redone.
-	 * bindex is read as unionfs_inode_copied_up() publishes it.
-	 */
+	/* A lower hard link showing its copy (di->alias) is not redone. */
 	if (d_inode(real) != READ_ONCE(ui->lower) ||
+	    /* Pairs with the release in unionfs_inode_copied_up(). */
 	    bindex != smp_load_acquire(&ui->bindex) ||
 	    (have_uino && ino != d_inode(dentry)->i_ino))
 		goto other;

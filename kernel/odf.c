@@ -437,7 +437,6 @@ static int unionfs_odf_write_super_new(struct unionfs_sb_info *sbi,
 	return err;
 }
 
-
 /*
  * A remount changes the branch set (section 3.5): @br holds the slots
  * (the mounted branches, then those being added, slot -1), @order the
