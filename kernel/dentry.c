@@ -274,6 +274,30 @@ out:
 	return ret;
 }
 
+/*
+ * A branch dentry of a filesystem that revalidates its own (NFS, another
+ * union: a remount of an inner union changes what its cached names
+ * show).  Called for every branch dentry of the name, negative ones too,
+ * in RCU walk as well: such filesystems handle LOOKUP_RCU themselves.
+ */
+static int unionfs_revalidate_real(struct dentry *d, unsigned int flags)
+{
+	if (!(d->d_flags & DCACHE_OP_REVALIDATE))
+		return 1;
+	return d->d_op->d_revalidate(d, flags);
+}
+
+static int unionfs_revalidate_branches(struct unionfs_dentry_info *di,
+				       struct dentry *upper, unsigned int flags)
+{
+	unsigned int i;
+	int ret = upper ? unionfs_revalidate_real(upper, flags) : 1;
+
+	for (i = 0; ret > 0 && i < di->nlower; i++)
+		ret = unionfs_revalidate_real(di->lower[i].path.dentry, flags);
+	return ret;
+}
+
 static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
 	struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
@@ -316,18 +340,13 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 		lower = di->alias;	/* a lower hard link showing its copy */
 	} else {
 		if (!inode || !top)
-			return !inode && !top;
+			return !inode && !top ?
+				unionfs_revalidate_branches(di, upper, flags) : 0;
 		lower = top->path.dentry;
 	}
 	if (d_inode_rcu(lower) != UNIONFS_I(inode)->lower)
 		return 0;
-	/* Network filesystems under a branch revalidate themselves. */
-	if (lower->d_flags & DCACHE_OP_REVALIDATE) {
-		if (flags & LOOKUP_RCU)
-			return -ECHILD;
-		return lower->d_op->d_revalidate(lower, flags);
-	}
-	return 1;
+	return unionfs_revalidate_branches(di, upper, flags);
 }
 
 const struct dentry_operations unionfs_dops = {

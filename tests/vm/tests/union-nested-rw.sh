@@ -6,8 +6,10 @@
 # copy-up of a file failed with EOPNOTSUPP.  Contents, owner, mode,
 # xattrs and ACLs arrive on the inner union's upper branch; numbers are
 # kept across a remount of both; no intent stays in either ODF; odfck
-# finds both clean.  A union over the outer one is past the kernel's
-# stacking limit: its mount fails with a message.
+# finds both clean.  Branches added to and removed from the inner union
+# by remount show through the mounted outer union.  A union over the
+# outer one is past the kernel's stacking limit: its mount fails with a
+# message.
 . "$SRC/tests/vm/lib.sh"
 
 b0=/mnt/b0 b1=/mnt/b1 c1=/mnt/c1 ui=/mnt/ui uo=/mnt/uo
@@ -70,6 +72,35 @@ mount_both
 expect_eq "st_ino of d/big after remount" "$ino_big" "$(ino $uo/d/big)"
 expect_eq "st_ino of d/small after remount" "$ino_small" "$(ino $uo/d/small)"
 expect_eq "names in d after remount" "big created small" "$(ls $uo/d | tr '\n' ' ' | sed 's/ $//')"
+
+# The inner union's branches change while the outer union is mounted
+# and has the names cached, the missing ones too: the outer union shows
+# the new set at the next lookup and listing, and writes through both
+# still land on the inner upper branch.  Before, the outer union kept
+# the names it had cached from the inner union's old set.
+c2=/mnt/c2
+mkbranch tmpfs none $c2
+mkdir -p $c2/in $c2/d3
+echo added >$c2/in/newname
+echo three >$c2/d3/f
+ls -laR $uo >/dev/null
+stat $uo/in/newname $uo/d3 >/dev/null 2>&1 && fail "names of c2 show before it is added"
+ino_x=$(ino $uo/in/x)
+mount -o remount,add=1:$c2=ro $ui || fail "remount,add= of the inner union under the outer one"
+expect_eq "outer: in/newname from the branch added to the inner union" added \
+	"$(cat $uo/in/newname 2>&1)"
+expect_eq "outer: in listing after the inner add=" "newname x" "$(ls $uo/in | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "outer: d3/f" three "$(cat $uo/d3/f 2>&1)"
+expect_eq "outer: st_ino of in/x kept" "$ino_x" "$(ino $uo/in/x)"
+echo through >$uo/in/w || fail "write through the outer union after the inner add="
+expect_eq "in/w on the inner upper branch" through "$(cat $b0/in/w 2>&1)"
+mount -o remount,del=$c2 $ui || fail "remount,del= of the inner union under the outer one"
+[ -e $uo/in/newname ] && fail "outer: in/newname still shows after the inner del="
+[ -e $uo/d3 ] && fail "outer: d3 still shows after the inner del="
+expect_eq "outer: in listing after the inner del=" "w x" "$(ls $uo/in | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "outer: st_ino of in/x kept after del=" "$ino_x" "$(ino $uo/in/x)"
+grep " $ui unionfs " /proc/mounts | grep -q "c2" && fail "inner /proc/mounts still names c2"
+
 # Past the kernel's stacking limit (FILESYSTEM_MAX_STACK_DEPTH, 2: the
 # outer union is at it) a third union does not mount, and says why.
 odf3=$(nth_disk 5)
@@ -82,4 +113,7 @@ out=$(mount -t unionfs -o "ro,odf=$odf3,dirs=$uo=ro" none /mnt/u3 2>&1) && {
 dmesg | tail -n 20 | grep -q "stacked too deeply" ||
 	fail "no message for the third union: mount said '$out', kernel: $(dmesg | tail -n 3 | tr '\n' ' ')"
 umount_both
+umount $c2
+"$ODFCK" -fn "$ODF_DEV" >$TMP/f1 2>&1 || { cat $TMP/f1; fail "odfck -fn of the inner ODF after its branch changes"; }
+"$ODFCK" -fn "$odf2" >$TMP/f2 2>&1 || { cat $TMP/f2; fail "odfck -fn of the outer ODF after the inner branch changes"; }
 echo "nested rw union passed"
