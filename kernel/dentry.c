@@ -324,9 +324,16 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	if (upper && (d_unhashed(upper) ||
 		      d_is_positive(upper) != READ_ONCE(di->upper_positive)))
 		return 0;
-	for (i = 0; i < di->nlower; i++)
-		if (unionfs_lower_changed(&di->lower[i]))
-			return 0;
+	/*
+	 * Direct edits of the branches (udba=reval): a name created,
+	 * removed or renamed in any branch.  udba=none trusts that only
+	 * the union changes them; what the union changes itself is
+	 * checked above and below either way.
+	 */
+	if (!READ_ONCE(UNIONFS_SB(dentry->d_sb)->udba_none))
+		for (i = 0; i < di->nlower; i++)
+			if (unionfs_lower_changed(&di->lower[i]))
+				return 0;
 
 	inode = d_inode_rcu(dentry);
 	top = unionfs_top_lower(dentry);

@@ -12,7 +12,11 @@
  *   add=[POS:]BRANCH[=rw|=ro]   insert at priority POS (default 1)
  *   del=BRANCH
  *   mode=BRANCH=rw|ro
- *  Errors are reported through the fs_context log, which
+ *
+ *   udba=reval|none   (mount and remount) whether cached names check
+ *                     their branches for direct edits (dentry.c)
+ *
+ * Errors are reported through the fs_context log, which
  * the legacy mount(2) path prints to the kernel log as one line.
  */
 #include <linux/slab.h>
@@ -195,6 +199,17 @@ int unionfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	    !strcmp(param->key, "mode"))
 		return unionfs_parse_branch_op(fc, opts, param->key,
 					       param->string);
-	return invalfc(fc, "unknown mount option '%s' (known: odf=, dirs=, and add=, del=, mode= with remount)",
+	if (!strcmp(param->key, "udba")) {
+		if (param->type == fs_value_is_string &&
+		    !strcmp(param->string, "reval"))
+			opts->udba = UNIONFS_UDBA_REVAL;
+		else if (param->type == fs_value_is_string &&
+			 !strcmp(param->string, "none"))
+			opts->udba = UNIONFS_UDBA_NONE;
+		else
+			return invalfc(fc, "udba= takes reval or none");
+		return 0;
+	}
+	return invalfc(fc, "unknown mount option '%s' (known: odf=, dirs=, udba=, and add=, del=, mode= with remount)",
 		      param->key);
 }

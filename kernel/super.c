@@ -80,6 +80,8 @@ static int unionfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_escape(m, br->name, ",:= \t\n\\");
 		seq_puts(m, br->mode == UNIONFS_BR_RW ? "=rw" : "=ro");
 	}
+	if (READ_ONCE(sbi->udba_none))
+		seq_puts(m, ",udba=none");
 	return 0;
 }
 
@@ -325,6 +327,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	mutex_init(&sbi->imap_lock);
 	unionfs_stats_add(sb);	/* counts the recovery below too */
 	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);
+	sbi->udba_none = opts->udba == UNIONFS_UDBA_NONE;
 	sbi->odf_name = kstrdup(opts->odf, GFP_KERNEL);
 	/* Every slot now: a remount adds branches in place (unionfs.h). */
 	sbi->branches = kcalloc(UNIONFS_MAX_BRANCHES, sizeof(*sbi->branches),
@@ -429,6 +432,10 @@ static int unionfs_reconfigure(struct fs_context *fc)
 	err = unionfs_remount_branches(fc, sb);
 	if (err)
 		return err;
+	/* Given or not, as mount(8) passes back what /proc/mounts shows. */
+	WRITE_ONCE(UNIONFS_SB(sb)->udba_none,
+		   ((struct unionfs_options *)fc->fs_private)->udba ==
+		   UNIONFS_UDBA_NONE);
 	sync_filesystem(sb);
 	if (!ro && !UNIONFS_SB(sb)->has_upper)
 		return invalfc(fc,

@@ -49,8 +49,16 @@ struct unionfs_branch_op {
 };
 
 /* Mount options collected by the fs_context before fill_super. */
+/* udba=: how direct edits of the branches are noticed (dentry.c). */
+enum unionfs_udba {
+	UNIONFS_UDBA_UNSET,
+	UNIONFS_UDBA_REVAL,	/* default: each cached name checks its branches */
+	UNIONFS_UDBA_NONE,	/* branches are changed only through the union */
+};
+
 struct unionfs_options {
 	char *odf;				/* odf=: device or directory */
+	enum unionfs_udba udba;			/* udba=, or UNSET */
 	unsigned int nbranches;
 	struct unionfs_branch_spec *branches;	/* dirs=, highest priority first */
 	unsigned int nops;
@@ -96,6 +104,7 @@ struct unionfs_sb_info {
 	 */
 	unsigned int br_gen;
 	bool has_upper;		/* rw union: branch 0 (the upper) takes writes */
+	bool udba_none;		/* udba=none: direct branch edits not looked for */
 	char *odf_name;		/* odf= as given, for show_options */
 	struct path odf;	/* the ODF volume's root, a private mount */
 	struct path ns;		/* its /ns */

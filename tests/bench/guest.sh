@@ -20,6 +20,11 @@
 #   BENCH_SEEK_BUF    getdents64 buffer of the lseek+getdents64 measure
 #                     (default 1024 bytes: a few entries)
 #   BENCH_MEM_REPS    kernel memory measurements (default 3)
+#   BENCH_PARTS       what to measure (default "readdir walk"): readdir =
+#                     listings, seeks and memory of merged directories;
+#                     walk = find over a tree of BENCH_WALK_FILES files
+#   BENCH_WALK_FILES  files of the walk tree (default 100000)
+#   BENCH_WALK_REPS   walks per filesystem, cold and warm (default 5)
 #   BENCH_UNION_COLD  how the union loses its readdir state before a
 #                     first listing: "rmstate" (default: unmount, delete
 #                     /readdir/* on the ODF mounted as ext4, remount) or
@@ -38,6 +43,10 @@ seeks=${BENCH_SEEKS:-1000}
 seek_buf=${BENCH_SEEK_BUF:-1024}
 mem_reps=${BENCH_MEM_REPS:-3}
 union_cold=${BENCH_UNION_COLD:-rmstate}
+parts=$(echo "${BENCH_PARTS:-readdir walk}" | tr ',' ' ')
+walk_files=${BENCH_WALK_FILES:-100000}
+walk_reps=${BENCH_WALK_REPS:-5}
+part() { [[ " $parts " == *" $1 "* ]]; }
 raw=$OUT/bench-raw.txt
 : >"$raw"
 
@@ -134,7 +143,81 @@ say "kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 " kB" }' /p
 echo "info kernel $(uname -r)" >>"$raw"
 echo "info settings sizes=$(echo $sizes | tr ' ' ,) layouts=$(echo $layouts | tr ' ' ,)" \
 	"reps=$reps cold_reps=$cold_reps seeks=$seeks seek_buf=$seek_buf mem_reps=$mem_reps" \
-	"union_cold=$union_cold" >>"$raw"
+	"union_cold=$union_cold parts=$(echo $parts | tr ' ' ,) walk_files=$walk_files" \
+	"walk_reps=$walk_reps" >>"$raw"
+
+# ---- Walk: find over a tree, every name lstat'ed (issue 11 item 4) ----
+# A lower tree of walk_files files in directories of 100; a quarter of
+# the directories also exist on the upper branch with 20 files of their
+# own (merged).  bare = the union's view copied to one ext4 directory.
+# Each repeat walks every filesystem once, in a rotated order: cold
+# (unmounted and mounted again, caches dropped) and warm (right after).
+# union = udba=reval (the default: each cached name checks its branches
+# for direct edits), union-none = udba=none (no check).
+walk_tree() {	# ROOT: find, lstat of every name; prints microseconds
+	local t0 t1
+	t0=$(date +%s%N)
+	find "$1" -printf '%s\n' >/dev/null || fail "find $1"
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000))
+}
+if part walk; then
+	ndirs=$((walk_files / 100))
+	say "walk: making a tree of $walk_files files in $ndirs directories"
+	python3 - "$l1/data/walk" "$up/data/walk" "$bare/walk" "$ndirs" <<'PYEND' ||
+import os, sys
+low, upp, bare, nd = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for d in range(nd):
+    name = "d%05d" % d
+    trees = [(low, 100, "f"), (bare, 100, "f")]
+    if d % 4 == 0:
+        trees += [(upp, 20, "u"), (bare, 20, "u")]
+    for root, n, p in trees:
+        os.makedirs(os.path.join(root, name), exist_ok=True)
+        for i in range(n):
+            open(os.path.join(root, name, "%s%03d" % (p, i)), "w").close()
+PYEND
+		fail "cannot make the walk tree"
+	sync
+	union_up
+	ovl_up
+	want=$(find $bare/walk | wc -l)
+	for m in $U/walk $O/walk; do
+		expect_eq "names in $m" "$want" "$(find $m | wc -l)"
+	done
+	ovl_down
+	union_down
+	walk_up() {
+		case $1 in
+		bare) mount -o remount $bare 2>/dev/null; root=$bare/walk ;;
+		ovl) ovl_up; root=$O/walk ;;
+		union) union_up; root=$U/walk ;;
+		union-none) union_mount $U "$union_opts,udba=none"; root=$U/walk ;;
+		esac
+	}
+	walk_down() {
+		case $1 in
+		ovl) ovl_down ;;
+		union | union-none) union_down ;;
+		esac
+	}
+	order="bare ovl union union-none"
+	for r in $(seq "$walk_reps"); do
+		say "walk: repeat $r of $walk_reps ($order)"
+		for fs in $order; do
+			walk_up $fs
+			drop_caches
+			us=$(walk_tree $root)
+			echo "walkcold $fs 0 $walk_files find us=$us" >>"$raw"
+			us=$(walk_tree $root)
+			echo "walkwarm $fs 0 $walk_files find us=$us" >>"$raw"
+			walk_down $fs
+		done
+		order="${order#* } ${order%% *}"
+	done
+fi
+
+part readdir || { echo "info guest_seconds $(($(date +%s) - t_start))" >>"$raw"; say "done"; exit 0; }
 for n in $sizes; do
 	say "creating the directories of $n entries"
 	make_dirs "$n"

@@ -67,7 +67,7 @@ def main():
         del args[i:i + 2]
     data, info = parse(args[0])
     settings = dict(x.split("=", 1) for x in info.get("settings", "").split() if "=" in x)
-    keys = sorted({(k[2], k[3]) for k in data if k[0] != "mem"})
+    keys = sorted({(k[2], k[3]) for k in data if k[0] not in ("mem", "walkcold", "walkwarm")})
     out = ["# make bench: readdir of merged directories", ""]
     out.append("Guest kernel %s, %s s in the guest. %s" % (
         info.get("kernel", "?"), info.get("guest_seconds", "?"),
@@ -133,6 +133,28 @@ def main():
                          ratio(v["ovl"], base["ovl"]), ratio(v["union"], base["union"])])
         out.append(table(["branches", "entries", "bare", "ovl", "union", "union/bare",
                           "union/ovl", "ovl/bare", "ovl ×N", "union ×N"], rows))
+        out.append("")
+
+    walks = sorted({k[3] for k in data if k[0] in ("walkcold", "walkwarm")})
+    for size in walks:
+        out.append("## Walk: `find -printf %%s` (lstat of every name) of a tree of %d files "
+                   "(ms; median of %s)" % (size, settings.get("walk_reps", "?")))
+        out.append("")
+        out.append("A lower tree in directories of 100 files, a quarter of them merged with "
+                   "20 upper files each. union = udba=reval (the default: each cached name "
+                   "checks its branches for direct edits); union-none = udba=none. cold = "
+                   "fresh mount, caches dropped; warm = the walk right after.")
+        out.append("")
+        rows = []
+        for kind in ("walkcold", "walkwarm"):
+            v = {fs: med(data, kind, fs, 0, size, "us")
+                 for fs in ("bare", "ovl", "union", "union-none")}
+            rows.append([kind[4:], num(v["bare"], 1e3), num(v["ovl"], 1e3),
+                         num(v["union"], 1e3), num(v["union-none"], 1e3),
+                         ratio(v["union"], v["ovl"]), ratio(v["union"], v["union-none"]),
+                         ratio(v["union"], v["bare"]), ratio(v["ovl"], v["bare"])])
+        out.append(table(["caches", "bare", "ovl", "union", "union-none", "union/ovl",
+                          "union/union-none", "union/bare", "ovl/bare"], rows, left=1))
         out.append("")
 
     mem = sorted({(k[2], k[3]) for k in data if k[0] == "mem"})

@@ -10,7 +10,8 @@
 # usage: run.sh --kver KVER
 # Settings are taken from the environment and passed to the guest:
 # BENCH_SIZES, BENCH_LAYOUTS, BENCH_REPS, BENCH_COLD_REPS, BENCH_SEEKS,
-# BENCH_SEEK_BUF, BENCH_MEM_REPS, BENCH_UNION_COLD (see guest.sh).
+# BENCH_SEEK_BUF, BENCH_MEM_REPS, BENCH_UNION_COLD, BENCH_PARTS,
+# BENCH_WALK_FILES, BENCH_WALK_REPS (see guest.sh).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=
@@ -29,7 +30,8 @@ rm -f "$out/raw.txt" "$out/results.md"
 
 env=
 for v in BENCH_SIZES BENCH_LAYOUTS BENCH_REPS BENCH_COLD_REPS BENCH_SEEKS \
-	BENCH_SEEK_BUF BENCH_MEM_REPS BENCH_UNION_COLD; do
+	BENCH_SEEK_BUF BENCH_MEM_REPS BENCH_UNION_COLD BENCH_PARTS \
+	BENCH_WALK_FILES BENCH_WALK_REPS; do
 	val=${!v:-}
 	[ -n "$val" ] || continue
 	if ! [[ $val =~ ^[A-Za-z0-9,\ ]+$ ]]; then

@@ -15,6 +15,8 @@ long=${long%:}
 # errno | options | text the log line must contain
 cases="EINVAL|odf=$ODF_DEV,dirs=$br=ro,bogus=1|unknown mount option 'bogus'
 EINVAL|odf=$ODF_DEV,dirs=$br=ro,noway|unknown mount option 'noway'
+EINVAL|odf=$ODF_DEV,dirs=$br=rw,udba=notify|udba= takes reval or none
+EINVAL|odf=$ODF_DEV,dirs=$br=rw,udba|udba= takes reval or none
 EINVAL|dirs=$br=ro|missing odf=
 EINVAL|odf=$ODF_DEV|missing dirs=
 EINVAL|odf=,dirs=$br=ro|option odf= needs a value

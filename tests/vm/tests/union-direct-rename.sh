@@ -7,7 +7,7 @@
 # keeps reading, also while the directory above it moves and gets copied
 # up.  On ext4, xfs and tmpfs lower branches.  Before, a
 # directory renamed in a branch kept showing under its old name.
-# timeout: 600
+# timeout: 700
 . "$SRC/tests/vm/lib.sh"
 
 b0=/mnt/b0 u=/mnt/u
@@ -73,5 +73,32 @@ for fs in ext4 xfs tmpfs; do
 	odf_check
 	umount $l $b0
 done
-note "renames in ext4, xfs and tmpfs lower branches seen at the next lookup"
+
+# udba=none: the union does not look for direct edits of names it has
+# cached (unionfs(5)): a directory renamed in the lower branch keeps
+# showing at its old name, and its files can still be read.  A remount
+# with udba=reval (what mount(8) does without udba=none) sees the
+# rename at the next lookup.
+l=/mnt/lext4
+mkbranch ext4 "$(nth_disk 1)" $b0
+mkbranch ext4 "$(nth_disk 2)" $l
+mkodf_dev "$ODF_DEV"
+mkdir -p $l/d/sub
+echo one >$l/d/sub/f
+union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$l=ro,udba=none"
+grep " $u unionfs " /proc/mounts | grep -q ",udba=none" ||
+	fail "udba=none: /proc/mounts shows $(grep " $u " /proc/mounts)"
+cat $u/d/sub/f >/dev/null
+mv $l/d $l/d2
+expect_eq "udba=none: a cached directory renamed in the branch still shows" \
+	one "$(cat $u/d/sub/f 2>&1)"
+mount -o remount,udba=reval $u || fail "remount,udba=reval"
+grep " $u unionfs " /proc/mounts | grep -q "udba=" &&
+	fail "udba=reval: /proc/mounts shows $(grep " $u " /proc/mounts)"
+[ -e $u/d ] && fail "udba=reval after remount: d still shows after its rename"
+expect_eq "udba=reval after remount: d2/sub/f" one "$(cat $u/d2/sub/f)"
+union_umount $u
+odf_check
+umount $l $b0
+note "renames in ext4, xfs and tmpfs lower branches seen at the next lookup; udba=none and remount to udba=reval"
 exit 0
