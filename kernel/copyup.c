@@ -386,11 +386,18 @@ static int unionfs_copy_up_at_name(struct dentry *dentry,
 	}
 	if (!err)
 		err = unionfs_copy_up_sync(uparent, ud);
-	if (!err)
+	if (!err) {
+		struct inode *origin = d_inode(lower->dentry);
+		unsigned int obindex = lbindex;
+
+		/* A directory's number is its oldest part's (namei.c). */
+		if (S_ISDIR(st->mode))
+			unionfs_dir_origin(dentry, &obindex, &origin);
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
-					       lbindex, d_inode(lower->dentry),
-					       ud, S_ISREG(st->mode) ?
+					       obindex, origin, ud,
+					       S_ISREG(st->mode) ?
 					       st->nlink - 1 : 0);
+	}
 	if (err && !unionfs_lock_parent(mnt, uparent->dentry)) {
 		/* Nothing refers to it yet: the name shows the lower again. */
 		unionfs_do_remove(mnt, uparent->dentry, ud);

@@ -255,6 +255,52 @@ det:
 }
 
 /*
+ * A directory shown from lower branches only is numbered after its part
+ * on the oldest branch (the lowest branch id), not its top part: a
+ * branch added by remount with the same directory, above or below,
+ * changes neither its number nor so the key of its ODF node and readdir
+ * state (docs/odf-format.md section 4).  Before any branch change ids
+ * follow priority, and this is the top part.  Returns the slot and sets
+ * *@real to that part's dentry.
+ */
+static unsigned int unionfs_dir_number_part(struct super_block *sb,
+					    const struct unionfs_dentry_info *di,
+					    unsigned int bindex,
+					    struct dentry **real)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	unsigned int i;
+
+	for (i = di->top + 1; i < di->nlower; i++) {
+		const struct unionfs_lower *l = &di->lower[i];
+
+		if (l->positive && d_is_dir(l->path.dentry) &&
+		    sbi->branches[l->bindex].id < sbi->branches[bindex].id) {
+			bindex = l->bindex;
+			*real = l->path.dentry;
+		}
+	}
+	return bindex;
+}
+
+/*
+ * The origin a copy-up of a lower-only directory records: the part its
+ * number was made of, if @dentry shows the part in *@bindex.
+ */
+void unionfs_dir_origin(struct dentry *dentry, unsigned int *bindex,
+			struct inode **origin)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct dentry *part;
+
+	if (di->top >= di->nlower || di->lower[di->top].bindex != *bindex)
+		return;
+	part = di->lower[di->top].path.dentry;
+	*bindex = unionfs_dir_number_part(dentry->d_sb, di, *bindex, &part);
+	*origin = d_inode(part);
+}
+
+/*
  * @dentry was found before a remount changed the branches (remount.c):
  * look it up again in the current set, without the parent's lock (its
  * name and parent are taken as they are now; the caller checks they did
@@ -362,8 +408,17 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 				goto iget;
 			}
 		}
-		err = unionfs_ino_of(sb, bindex, d_inode(real.dentry), &ino,
-				     &lower_links);
+		if (bindex && d_is_dir(real.dentry)) {
+			struct dentry *part = real.dentry;
+			unsigned int pb;
+
+			pb = unionfs_dir_number_part(sb, di, bindex, &part);
+			err = unionfs_uino_det(sb, pb, d_inode(part)->i_ino,
+					       &ino);
+		} else {
+			err = unionfs_ino_of(sb, bindex, d_inode(real.dentry),
+					     &ino, &lower_links);
+		}
 		if (err)
 			goto out_free;
 iget:

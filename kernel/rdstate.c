@@ -805,6 +805,41 @@ static int unionfs_rdb_find(struct unionfs_rdio *io, const char *name, int len,
 	return -ENOENT;
 }
 
+/*
+ * A name a higher branch gave already (its entry is n->ent): if both are
+ * lower directories, this one is a part of the same union directory,
+ * which is numbered after its part on the oldest branch (lowest id), as
+ * lookup numbers it (namei.c, unionfs_dir_number_part()).  The branch of
+ * the part the entry's number stands for is in the number's top bits.
+ */
+static int unionfs_rdb_dir_part(struct unionfs_rdbuild *rb, u64 ino,
+				unsigned int type, unsigned int bindex)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(rb->sb);
+	struct unionfs_rdio *n = rb->n;
+	struct odf_rd_ent *h = (void *)n->ebuf;
+	u16 branch = sbi->branches[bindex].id, cur = n->ent.branch;
+	u32 slot = n->ent.slot;
+	u64 uino;
+	int err;
+
+	if (type != DT_DIR || n->ent.type != DT_DIR ||
+	    (sbi->has_upper && cur == sbi->branches[0].id))
+		return 0;
+	if (n->ent.ino >> ODF_UINO_SHIFT)
+		cur = n->ent.ino >> ODF_UINO_SHIFT;
+	if (branch >= cur)
+		return 0;
+	err = unionfs_uino_det(rb->sb, bindex, ino, &uino);
+	if (!err)
+		err = unionfs_rd_read_ent(n, slot);
+	if (err)
+		return err;
+	h->re_ino = cpu_to_le64(uino);
+	unionfs_rd_reseal(n->ebuf, n->ent.nslots);
+	return unionfs_rd_write_slots(n, slot, n->ebuf, 1);
+}
+
 /* One name of the merged listing, in a build or a reconcile. */
 static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 			    unsigned int type, unsigned int bindex)
@@ -819,8 +854,10 @@ static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 	int err;
 
 	err = unionfs_rdb_find(n, name, len, hash, &b, &idx);
+	if (!err)	/* a higher branch gave the name */
+		return unionfs_rdb_dir_part(rb, ino, type, bindex);
 	if (err != -ENOENT)
-		return err;	/* 0: a higher branch gave the name */
+		return err;
 	err = unionfs_uino(rb->sb, bindex, ino, &uino);
 	if (err)
 		return err;

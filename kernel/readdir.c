@@ -347,11 +347,13 @@ struct unionfs_rdent {
 	u64 ino;			/* branch inode until translated */
 	unsigned int type;
 	unsigned int bindex;
+	bool ended;			/* a non-directory below it: no more parts */
 	int len;
 	char name[];
 };
 
 struct unionfs_rdcache {
+	struct super_block *sb;
 	struct rb_root names;
 	struct list_head entries;
 	loff_t count;
@@ -372,6 +374,31 @@ static void unionfs_rdcache_free(struct unionfs_rdcache *cache)
 }
 
 /* Inserts a name unless a higher branch already gave it.  */
+/*
+ * A name a higher branch gave: a lower directory below a lower directory
+ * is a part of the same union directory, numbered after its part on the
+ * oldest branch (namei.c, unionfs_dir_number_part()).  A non-directory
+ * ends the parts, as it ends the merge in lookup.
+ */
+static void unionfs_rdent_dir_part(struct super_block *sb,
+				   struct unionfs_rdent *e, u64 ino,
+				   unsigned int type, unsigned int bindex)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+
+	if (e->ended || e->type != DT_DIR ||
+	    (sbi->has_upper && e->bindex == 0))
+		return;
+	if (type != DT_DIR) {
+		e->ended = true;
+		return;
+	}
+	if (sbi->branches[bindex].id < sbi->branches[e->bindex].id) {
+		e->ino = ino;
+		e->bindex = bindex;
+	}
+}
+
 static int unionfs_rdcache_add(void *arg, const char *name, int len, u64 ino,
 			       unsigned int type, unsigned int bindex)
 {
@@ -385,8 +412,10 @@ static int unionfs_rdcache_add(void *arg, const char *name, int len, u64 ino,
 		cmp = strncmp(name, e->name, min(len, e->len));
 		if (!cmp)
 			cmp = len - e->len;
-		if (!cmp)
+		if (!cmp) {
+			unionfs_rdent_dir_part(cache->sb, e, ino, type, bindex);
 			return 0;
+		}
 		parent = *link;
 		link = cmp < 0 ? &(*link)->rb_left : &(*link)->rb_right;
 	}
@@ -398,6 +427,7 @@ static int unionfs_rdcache_add(void *arg, const char *name, int len, u64 ino,
 	e->ino = ino;
 	e->type = type;
 	e->bindex = bindex;
+	e->ended = false;
 	rb_link_node(&e->node, parent, link);
 	rb_insert_color(&e->node, &cache->names);
 	list_add_tail(&e->list, &cache->entries);
@@ -415,6 +445,7 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 	cache = kzalloc(sizeof(*cache), GFP_KERNEL);
 	if (!cache)
 		return ERR_PTR(-ENOMEM);
+	cache->sb = dentry->d_sb;
 	cache->names = RB_ROOT;
 	INIT_LIST_HEAD(&cache->entries);
 

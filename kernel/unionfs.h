@@ -542,6 +542,8 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags);
 int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 		   struct inode *lower, u64 *uino, u32 *lower_links);
+void unionfs_dir_origin(struct dentry *dentry, unsigned int *bindex,
+			struct inode **origin);
 
 /* dir.c: operations that change the union namespace */
 extern const struct inode_operations unionfs_dir_iops;
