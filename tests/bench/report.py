@@ -78,6 +78,17 @@ def main():
                "directories; every ratio is of numbers from this one VM run.")
     out.append("")
 
+    if not keys:
+        out.append("(No readdir measurements: BENCH_PARTS=%s.)" % settings.get("parts", "?"))
+        out.append("")
+    if keys:
+        readdir_tables(out, data, settings, keys)
+    walk_tables(out, data, settings)
+    mem_tables(out, data, settings, keys)
+    print("\n".join(out).rstrip())
+
+
+def readdir_tables(out, data, settings, keys):
     out.append("## First listing (ms; caches dropped, fresh mount; median of %s)"
                % settings.get("cold_reps", "?"))
     out.append("")
@@ -135,6 +146,9 @@ def main():
                           "union/ovl", "ovl/bare", "ovl ×N", "union ×N"], rows))
         out.append("")
 
+
+
+def walk_tables(out, data, settings):
     walks = sorted({k[3] for k in data if k[0] in ("walkcold", "walkwarm")})
     for size in walks:
         out.append("## Walk: `find -printf %%s` (lstat of every name) of a tree of %d files "
@@ -157,6 +171,9 @@ def main():
                           "union/union-none", "union/bare", "ovl/bare"], rows, left=1))
         out.append("")
 
+
+
+def mem_tables(out, data, settings, keys):
     mem = sorted({(k[2], k[3]) for k in data if k[0] == "mem"})
     for layout, size in mem:
         out.append("## Kernel memory: %d-branch directory of %d entries, open and listed "
@@ -179,7 +196,6 @@ def main():
                    % (ratio(s["union"], s["bare"]), ratio(s["union"], s["ovl"]),
                       ratio(s["ovl"], s["bare"])))
         out.append("")
-    print("\n".join(out).rstrip())
 
 
 if __name__ == "__main__":
