@@ -9,7 +9,12 @@
  * deterministic numbers: copies (UPPER, COPIED, REVERSE) and lower inode
  * numbers too large for 48 bits (BIGINO).
  *
- * Locking: imap_lock serialises every access.  It is never taken while a
+ * A lookup of a key the forward map has no record of (nearly every
+ * lookup: most objects were never copied) is answered by an in-memory
+ * filter, one bit per hashed key, without imap_lock or an ODF read; the
+ * filter is built at mount from every record and only ever gains bits.
+ *
+ * Locking: imap_lock serialises every access to the files.  It is never taken while a
  * branch lock is held (readdir translates numbers after the branch
  * directory is unlocked), because growing a map locks the ODF's /imap.
  * Writes that lookups make (BIGINO allocations, dropping a stale copy's
@@ -21,6 +26,8 @@
 #include <linux/crc32c.h>
 #include <linux/exportfs.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include "unionfs.h"
@@ -99,6 +106,56 @@ static struct file *unionfs_imap_open_file(struct unionfs_sb_info *sbi,
 	return f;
 }
 
+static loff_t unionfs_bucket_pos(u32 b)
+{
+	return ((loff_t)b + 1) * ODF_BLOCK_SIZE;
+}
+
+/* The filter bit of a forward-map key. */
+static unsigned long unionfs_imap_filter_bit(const struct unionfs_sb_info *sbi,
+					     u16 branch, u64 ino)
+{
+	return hash_64(ino ^ ((u64)branch << ODF_UINO_SHIFT),
+		       sbi->imap_filter_shift);
+}
+
+/*
+ * Build the filter of the forward map: four bits per slot the map has
+ * now (at least 2^20, at most 2^27: 128 KiB to 16 MiB), from every
+ * record.  A map that grows later only makes the filter answer "maybe"
+ * more often.  Reads the whole map once, at mount.
+ */
+static int unionfs_imap_filter_build(struct unionfs_sb_info *sbi)
+{
+	const struct odf_map_header *h = &sbi->imap_hdr[0];
+	u32 nb = le32_to_cpu(h->mh_nbuckets), b, s;
+	u64 bits = (u64)nb * ODF_MAP_RECS_PER_BUCKET * 4;
+	int err = 0;
+
+	bits = clamp_t(u64, roundup_pow_of_two(bits), 1ULL << 20, 1ULL << 27);
+	sbi->imap_filter_shift = ilog2(bits);
+	sbi->imap_filter = kvzalloc(BITS_TO_LONGS(bits) * sizeof(long),
+				    GFP_KERNEL);
+	if (!sbi->imap_filter)
+		return -ENOMEM;
+	for (b = 0; b < nb && h->mh_nrecords && !err; b++) {
+		err = unionfs_odf_read(sbi->imap[0], sbi->imap_buf,
+				       ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
+		for (s = 0; !err && s < ODF_MAP_RECS_PER_BUCKET; s++) {
+			const struct odf_map_rec *r =
+				sbi->imap_buf + s * ODF_MAP_REC_SIZE;
+
+			if (r->mr_state == ODF_MREC_USED)
+				__set_bit(unionfs_imap_filter_bit(sbi,
+						le16_to_cpu(r->mr_key_branch),
+						le64_to_cpu(r->mr_key_ino)),
+					  sbi->imap_filter);
+		}
+		cond_resched();
+	}
+	return err;
+}
+
 int unionfs_imap_open(struct unionfs_sb_info *sbi)
 {
 	int m, err;
@@ -130,7 +187,7 @@ int unionfs_imap_open(struct unionfs_sb_info *sbi)
 			return err;
 		}
 	}
-	return 0;
+	return unionfs_imap_filter_build(sbi);
 }
 
 void unionfs_imap_close(struct unionfs_sb_info *sbi)
@@ -144,14 +201,11 @@ void unionfs_imap_close(struct unionfs_sb_info *sbi)
 	}
 	kfree(sbi->imap_buf);
 	sbi->imap_buf = NULL;
+	kvfree(sbi->imap_filter);
+	sbi->imap_filter = NULL;
 	path_put(&sbi->imap_dir);
 	sbi->imap_dir.mnt = NULL;
 	sbi->imap_dir.dentry = NULL;
-}
-
-static loff_t unionfs_bucket_pos(u32 b)
-{
-	return ((loff_t)b + 1) * ODF_BLOCK_SIZE;
 }
 
 /*
@@ -215,6 +269,13 @@ int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
 
 	if (!sbi->imap[m])
 		return -ENOENT;
+	if (!m) {
+		/* Pairs with the set_bit() before a record is written. */
+		if (!test_bit(unionfs_imap_filter_bit(sbi, branch, ino),
+			      sbi->imap_filter))
+			return -ENOENT;
+		unionfs_count(sbi, UNIONFS_ST_MAP_READS);
+	}
 	mutex_lock(&sbi->imap_lock);
 	if (!sbi->imap_hdr[m].mh_nrecords)
 		pos = -ENOENT;
@@ -342,6 +403,14 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	if (pos < 0 && pos != -ENOENT)
 		return pos;
 
+	/*
+	 * In the filter before the record is on the ODF: a lookup that
+	 * finds the bit clear ran before this insert (the object the
+	 * record stands for is published after it).
+	 */
+	if (!m)
+		set_bit(unionfs_imap_filter_bit(sbi, branch, ino),
+			sbi->imap_filter);
 	r.mr_state = ODF_MREC_USED;
 	r.mr_crc = 0;
 	r.mr_crc = cpu_to_le32(unionfs_mrec_crc(&r));

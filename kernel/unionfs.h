@@ -128,6 +128,14 @@ struct unionfs_sb_info {
 	struct file *imap[2];	/* /imap/forward, /imap/reverse (rw unions) */
 	struct odf_map_header imap_hdr[2];	/* their headers as last written */
 	void *imap_buf;		/* one bucket, under imap_lock */
+	/*
+	 * Which keys the forward map may hold: one bit per hashed key, set
+	 * at mount for every record and before every insert, never
+	 * cleared.  A clear bit answers a lookup without imap_lock or a
+	 * read of the ODF (imap.c).
+	 */
+	unsigned long *imap_filter;
+	unsigned int imap_filter_shift;
 	u64 reclaim_seq;	/* names of reclaim entries made this session */
 	const struct cred *creator_cred;	/* for work on the branches */
 };
@@ -359,6 +367,7 @@ enum unionfs_stat {
 	UNIONFS_ST_RD_RECONCILED,	/* ... found stale and reconciled */
 	UNIONFS_ST_RD_REBUILT,		/* ... found damaged and rebuilt */
 	UNIONFS_ST_MAP_RECORDS,		/* inode map records written */
+	UNIONFS_ST_MAP_READS,		/* forward map lookups the filter let by */
 	UNIONFS_ST_ODF_ERRORS,		/* ODF errors (the ODF went ERRORS) */
 	UNIONFS_ST_ODF_FULL,		/* operations refused: ODF full */
 	UNIONFS_NR_STATS

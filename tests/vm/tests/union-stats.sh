@@ -3,8 +3,10 @@
 # Per-mount statistics (issue 12 item 6): /sys/fs/unionfs/<dev>/, <dev>
 # as mountpoint -d and /proc/self/mountinfo give it, holds one counter
 # per file, counted since the mount: copy_ups, whiteouts, readdir_built,
-# readdir_reconciled, readdir_rebuilt, map_records, odf_errors, odf_full.
-# Each counts what the union did (checked against known operations);
+# readdir_reconciled, readdir_rebuilt, map_records, map_reads, odf_errors,
+# odf_full.  Each counts what the union did (checked against known
+# operations; map_reads: lookups of objects that have no inode map record
+# read no map, those of a copy do);
 # two mounts have a directory each; it goes at umount.
 . "$SRC/tests/vm/lib.sh"
 
@@ -15,7 +17,7 @@ mkodf_dev "$ODF_DEV"
 opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
 mkdir -p $b1/d $b0/d
 for i in 1 2 3; do echo l$i >$b1/d/l$i; echo u$i >$b0/d/u$i; done
-names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt map_records odf_errors odf_full"
+names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt map_records map_reads odf_errors odf_full"
 
 # stats DIR: "name=value ..." of every counter.
 stats() {
@@ -31,9 +33,10 @@ S=/sys/fs/unionfs/$dev
 expect_eq "files in $S" "$(echo $names | tr ' ' '\n' | sort | paste -sd' ')" \
 	"$(ls $S | sort | paste -sd' ')"
 expect_eq "counters after mount" \
-	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 map_records=0 odf_errors=0 odf_full=0" \
+	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 map_records=0 map_reads=0 odf_errors=0 odf_full=0" \
 	"$(stats $S)"
-ls $u/d >/dev/null
+ls -li $u/d >/dev/null
+expect_eq "map reads of a listing and lookups with no record on the ODF" 0 "$(cat $S/map_reads)"
 echo more >>$u/d/l1 || fail "copy-up of d/l1"
 rm $u/d/l2 $u/d/l3 || fail "unlink d/l2 d/l3"
 chmod 600 $u/d/u1
@@ -45,6 +48,11 @@ for want in copy_ups=1 whiteouts=2 readdir_built=1 readdir_reconciled=0 \
 done
 mr=$(cat $S/map_records)
 [ "$mr" -ge 2 ] || fail "map_records $mr after a copy-up (UPPER and COPIED records at least)"
+ino_l1=$(stat -c %i $u/d/l1)
+echo 2 >/proc/sys/vm/drop_caches
+reads=$(cat $S/map_reads)
+expect_eq "st_ino of the copy d/l1 after the caches went" "$ino_l1" "$(stat -c %i $u/d/l1)"
+[ "$(cat $S/map_reads)" -gt "$reads" ] || fail "the lookup of a copy read no map record (map_reads $(cat $S/map_reads))"
 expect_errno "writing a counter" EACCES "open('$S/copy_ups', 'w')"
 
 # A second union has its own directory.
