@@ -98,6 +98,9 @@ do_check() {
 	mkdir -p "$out"
 	cp -r "$top/kernel" "$top/include" "$out/"
 	make -C "$out/kernel" KDIR="$objdir"
+	# The guest runs the tree's mkodf, odfck and test programs: on a
+	# fresh clone nothing else has built them.
+	make -s -C "$top" tools testprogs
 	VM_OUT=$top/build/vm-debug$suffix
 	VM_TIMEOUT_SCALE=${VM_TIMEOUT_SCALE:-4} \
 	"$top"/tests/vm/run.sh --kver "$kver" --kernel "$(kernel_image)" \
