@@ -277,8 +277,10 @@ out:
 /*
  * A branch dentry of a filesystem that revalidates its own (NFS, another
  * union: a remount of an inner union changes what its cached names
- * show).  Called for every branch dentry of the name, negative ones too,
- * in RCU walk as well: such filesystems handle LOOKUP_RCU themselves.
+ * show): for the object a positive name shows, and for every branch
+ * dentry of a negative name (a name absent from an inner union may be
+ * there after its remount), in RCU walk as well: such filesystems
+ * handle LOOKUP_RCU themselves.
  */
 static int unionfs_revalidate_real(struct dentry *d, unsigned int flags)
 {
@@ -353,7 +355,12 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	}
 	if (d_inode_rcu(lower) != UNIONFS_I(inode)->lower)
 		return 0;
-	return unionfs_revalidate_branches(di, upper, flags);
+	/*
+	 * Only the object shown: a 0 for a hidden or negative branch
+	 * dentry would make the VFS invalidate this one, and detach what
+	 * is mounted on it, for a change that does not concern it.
+	 */
+	return unionfs_revalidate_real(lower, flags);
 }
 
 const struct dentry_operations unionfs_dops = {

@@ -350,6 +350,15 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 	    bindex != smp_load_acquire(&ui->bindex) ||
 	    (have_uino && ino != d_inode(dentry)->i_ino))
 		goto other;
+	/* A lower-only directory whose oldest part left: another number. */
+	if (bindex && d_is_dir(real)) {
+		struct dentry *part = real;
+		unsigned int pb = unionfs_dir_number_part(sb, di, bindex, &part);
+
+		if (unionfs_uino_det(sb, pb, d_inode(part)->i_ino, &ino) ||
+		    ino != d_inode(dentry)->i_ino)
+			goto other;
+	}
 	return di;
 other:
 	unionfs_free_dinfo(di);

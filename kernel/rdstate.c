@@ -724,6 +724,13 @@ struct unionfs_rdbuild {
 	struct unionfs_rdio *n;		/* the new file, <ino>.new */
 	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
 	u32 live, tomb;
+	/*
+	 * Lower directories a lower branch below gave again, by slot: the
+	 * branch id of the part the entry is numbered after, shifted left
+	 * by one, bit 0 set once a non-directory ended the parts (rare: a
+	 * name in two lower branches).
+	 */
+	struct xarray parts;
 };
 
 /* During a build the index is written entry by entry; counts at the end. */
@@ -818,16 +825,22 @@ static int unionfs_rdb_dir_part(struct unionfs_rdbuild *rb, u64 ino,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(rb->sb);
 	struct unionfs_rdio *n = rb->n;
 	struct odf_rd_ent *h = (void *)n->ebuf;
-	u16 branch = sbi->branches[bindex].id, cur = n->ent.branch;
+	u16 branch = sbi->branches[bindex].id, cur;
 	u32 slot = n->ent.slot;
+	void *v;
 	u64 uino;
 	int err;
 
-	if (type != DT_DIR || n->ent.type != DT_DIR ||
-	    (sbi->has_upper && cur == sbi->branches[0].id))
+	/* Branch 0 is numbered by unionfs_ino_of() in lookup: not here. */
+	if (n->ent.type != DT_DIR || n->ent.branch == sbi->branches[0].id)
 		return 0;
-	if (n->ent.ino >> ODF_UINO_SHIFT)
-		cur = n->ent.ino >> ODF_UINO_SHIFT;
+	v = xa_load(&rb->parts, slot);
+	if (v && (xa_to_value(v) & 1))
+		return 0;	/* below a non-directory: not merged */
+	if (type != DT_DIR)
+		return xa_err(xa_store(&rb->parts, slot, xa_mk_value(1),
+				       GFP_KERNEL));
+	cur = v ? xa_to_value(v) >> 1 : n->ent.branch;
 	if (branch >= cur)
 		return 0;
 	err = unionfs_uino_det(rb->sb, bindex, ino, &uino);
@@ -837,7 +850,12 @@ static int unionfs_rdb_dir_part(struct unionfs_rdbuild *rb, u64 ino,
 		return err;
 	h->re_ino = cpu_to_le64(uino);
 	unionfs_rd_reseal(n->ebuf, n->ent.nslots);
-	return unionfs_rd_write_slots(n, slot, n->ebuf, 1);
+	err = unionfs_rd_write_slots(n, slot, n->ebuf, 1);
+	if (err)
+		return err;
+	return xa_err(xa_store(&rb->parts, slot,
+			       xa_mk_value((unsigned long)branch << 1),
+			       GFP_KERNEL));
 }
 
 /* One name of the merged listing, in a build or a reconcile. */
@@ -1058,6 +1076,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	f = unionfs_rd_create(sbi, ino);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
+	xa_init(&rb.parts);
 	err = -ENOMEM;
 	n = unionfs_rdio_alloc(f);
 	if (!n)
@@ -1129,10 +1148,12 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 out:
 	unionfs_rdio_free(n);
 	if (!err) {
+		xa_destroy(&rb.parts);
 		*fp = f;
 		return 0;
 	}
 out_put:
+	xa_destroy(&rb.parts);
 	fput(f);
 	/* Do not leave a half-built state taking room on the ODF. */
 	unionfs_rd_fname(tmp, ino, true);

@@ -386,8 +386,7 @@ static void unionfs_rdent_dir_part(struct super_block *sb,
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 
-	if (e->ended || e->type != DT_DIR ||
-	    (sbi->has_upper && e->bindex == 0))
+	if (e->ended || e->type != DT_DIR || e->bindex == 0)
 		return;
 	if (type != DT_DIR) {
 		e->ended = true;

@@ -432,10 +432,6 @@ static int unionfs_reconfigure(struct fs_context *fc)
 	err = unionfs_remount_branches(fc, sb);
 	if (err)
 		return err;
-	/* Given or not, as mount(8) passes back what /proc/mounts shows. */
-	WRITE_ONCE(UNIONFS_SB(sb)->udba_none,
-		   ((struct unionfs_options *)fc->fs_private)->udba ==
-		   UNIONFS_UDBA_NONE);
 	sync_filesystem(sb);
 	if (!ro && !UNIONFS_SB(sb)->has_upper)
 		return invalfc(fc,
@@ -446,6 +442,10 @@ static int unionfs_reconfigure(struct fs_context *fc)
 			UNIONFS_SB(sb)->odf_name, ro ? "end" : "start", err);
 		return err;
 	}
+	/* Given or not, as mount(8) passes back what /proc/mounts shows. */
+	WRITE_ONCE(UNIONFS_SB(sb)->udba_none,
+		   ((struct unionfs_options *)fc->fs_private)->udba ==
+		   UNIONFS_UDBA_NONE);
 	return 0;
 }
 
