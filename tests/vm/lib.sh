@@ -17,6 +17,19 @@ set -u
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
+
+# need_powercut: skip unless dm-log-writes, dm-snapshot (modules on
+# Debian's kernel, built in on the debug kernel), dmsetup and six
+# scratch disks are there (the power-cut tests).
+need_powercut() {
+	command -v dmsetup >/dev/null || skip "dmsetup is not installed (make deps)"
+	local t
+	for t in log-writes snapshot; do
+		dmsetup targets 2>/dev/null | grep -q "^$t " || modprobe "dm_${t//-/_}" 2>/dev/null ||
+			skip "no dm-$t in this kernel"
+	done
+	[ "$(echo $BRANCH_DEVS | wc -w)" -ge 5 ] || skip "needs 6 scratch disks"
+}
 note() { echo "# $*"; }
 
 # expect_eq WHAT EXPECTED ACTUAL

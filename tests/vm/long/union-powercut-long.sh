@@ -7,10 +7,7 @@
 # either log -- with no cap.  See docs/odf-format.md 9.10.
 . "$SRC/tests/vm/lib.sh"
 
-command -v dmsetup >/dev/null || skip "dmsetup is not installed (make deps)"
-modprobe dm_log_writes 2>/dev/null && modprobe dm_snapshot 2>/dev/null ||
-	skip "no dm-log-writes / dm-snapshot in this kernel"
-[ "$(echo $BRANCH_DEVS | wc -w)" -ge 5 ] || skip "needs 6 scratch disks"
+need_powercut
 
 python3 "$SRC/tests/vm/powercut.py" long
 rc=$?

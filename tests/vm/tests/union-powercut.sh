@@ -20,12 +20,7 @@
 # any (docs/odf-format.md 9.10).
 . "$SRC/tests/vm/lib.sh"
 
-command -v dmsetup >/dev/null || skip "dmsetup is not installed (make deps)"
-# Modules on Debian's kernel, built in on the debug kernel.
-have_target() { dmsetup targets 2>/dev/null | grep -q "^$1 " || modprobe "dm_${1//-/_}" 2>/dev/null; }
-have_target log-writes && have_target snapshot ||
-	skip "no dm-log-writes / dm-snapshot in this kernel"
-[ "$(echo $BRANCH_DEVS | wc -w)" -ge 5 ] || skip "needs 6 scratch disks"
+need_powercut
 
 python3 "$SRC/tests/vm/powercut.py" quick
 rc=$?
