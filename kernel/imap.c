@@ -134,7 +134,7 @@ static int unionfs_imap_filter_build(struct unionfs_sb_info *sbi)
 
 	bits = clamp_t(u64, roundup_pow_of_two(bits), 1ULL << 20, 1ULL << 27);
 	sbi->imap_filter_shift = ilog2(bits);
-	sbi->imap_filter = kvzalloc(BITS_TO_LONGS(bits) * sizeof(long),
+	sbi->imap_filter = kvcalloc(BITS_TO_LONGS(bits), sizeof(long),
 				    GFP_KERNEL);
 	if (!sbi->imap_filter)
 		return -ENOMEM;
@@ -144,12 +144,14 @@ static int unionfs_imap_filter_build(struct unionfs_sb_info *sbi)
 		for (s = 0; !err && s < ODF_MAP_RECS_PER_BUCKET; s++) {
 			const struct odf_map_rec *r =
 				sbi->imap_buf + s * ODF_MAP_REC_SIZE;
+			unsigned long bit;
 
-			if (r->mr_state == ODF_MREC_USED)
-				__set_bit(unionfs_imap_filter_bit(sbi,
-						le16_to_cpu(r->mr_key_branch),
-						le64_to_cpu(r->mr_key_ino)),
-					  sbi->imap_filter);
+			if (r->mr_state != ODF_MREC_USED)
+				continue;
+			bit = unionfs_imap_filter_bit(sbi,
+						      le16_to_cpu(r->mr_key_branch),
+						      le64_to_cpu(r->mr_key_ino));
+			__set_bit(bit, sbi->imap_filter);
 		}
 		cond_resched();
 	}
