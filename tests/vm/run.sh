@@ -21,6 +21,8 @@
 #   # timeout: SECONDS   (default 300; times VM_TIMEOUT_SCALE, default 1,
 #                         which make check-debug sets to 4 for its slow kernel)
 #   # vm: reboot         (run it in a VM of its own)
+# VM_TEST_ENV="NAME=VALUE ..." is exported to every test in the guest: the
+# tests' own knobs (STRESS_SECONDS, PC_MAX_STATES, ...).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +41,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift ;;
 	--cmd) mode=cmd; cmd=$2; shift ;;
 	--script) mode=cmd; cmd="bash $(realpath "$2")"; shift ;;
-	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) tests+=("$1") ;;
 	esac
@@ -114,6 +116,7 @@ boot_vm() {
 		echo "JOB_BOOT=$boot"
 		printf 'JOB_MODULE=%q\n' "$module"
 		printf 'JOB_CMD=%q\n' "$cmd"
+		printf 'JOB_ENV=%q\n' "${VM_TEST_ENV:-}"
 		printf 'JOB_TESTS=%q\n' "$(for t in "$@"; do
 			rel=$(realpath --relative-to="$src" "$t")
 			echo "$rel $(( $(test_header "$t" timeout 300) * ${VM_TIMEOUT_SCALE:-1} ))"

@@ -11,6 +11,8 @@
 #   JOB_CMD      the command (cmd mode)
 #   JOB_MODULE   absolute path of unionfs.ko
 #   JOB_BOOT     boot number, names the per-boot checks
+#   JOB_ENV      NAME=VALUE words exported to every test (VM_TEST_ENV on
+#                the host: the tests' own knobs, e.g. STRESS_SECONDS)
 
 # A kernel log line matching this fails the test that produced it.
 KLOG_BAD='WARNING:|BUG:|Oops|general protection fault|KASAN|UBSAN|'\
@@ -203,6 +205,11 @@ run_one() {
 guest_main() {
 	local seq=0 path tmo
 	setup_guest
+	for kv in ${JOB_ENV:-}; do
+		case $kv in
+		[A-Z_]*=*) export "$kv" ;;
+		esac
+	done
 	if ! load_module; then
 		return
 	fi
