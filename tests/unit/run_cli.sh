@@ -110,6 +110,16 @@ truncate -s 16M "$T/small.img"
 expect_rc "mkodf extends an image file to the given size" 0 \
 	sh -c "'$MKODF' -q '$T/small.img' 40M && [ \$(stat -c %s '$T/small.img') = 41943040 ]"
 
+# -z: every inode table zeroed and marked so (no lazy init by the kernel);
+# without it none is marked.  e2fsck and odfck find both clean.
+expect_rc "mkodf -z" 0 "$MKODF" -q -z "$T/z.img" 256M
+expect_rc "mkodf -z marks every group ITABLE_ZEROED" 0 sh -c \
+	"[ \$(dumpe2fs '$T/z.img' 2>/dev/null | grep -c ITABLE_ZEROED) = \$(dumpe2fs '$T/z.img' 2>/dev/null | grep -c '^Group [0-9]') ]"
+expect_rc "mkodf without -z leaves the groups to lazy init" 0 sh -c \
+	"'$MKODF' -q '$T/nz.img' 256M && ! dumpe2fs '$T/nz.img' 2>/dev/null | grep -q ITABLE_ZEROED"
+expect_rc "mkodf -z: e2fsck -fn clean" 0 e2fsck -fn "$T/z.img"
+expect_rc "mkodf -z: odfck -fn clean" 0 "$ODFCK" -fn "$T/z.img"
+
 # --- bad arguments: usage and mke2fs/e2fsck exit codes -------------------
 expect_rc "mkodf without a device: usage, exit 1" 1 "$MKODF"
 expect_out "mkodf prints usage" "^Usage: mkodf"

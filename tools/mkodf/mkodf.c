@@ -27,12 +27,12 @@
 static const char *prog = "mkodf";
 
 /* option flags (the only mutable globals) */
-static int opt_force, opt_dry, opt_quiet;
+static int opt_force, opt_dry, opt_quiet, opt_zero;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: %s [-fnqV] [-L label] [-U uuid] [-N inodes] [-b blocksize]\n"
+"Usage: %s [-fnqVz] [-L label] [-U uuid] [-N inodes] [-b blocksize]\n"
 "       device [size]\n"
 "\n"
 "Create an ODF metadata volume (an ext4 file system holding the\n"
@@ -45,6 +45,9 @@ static void usage(FILE *f)
 "  -f            overwrite an existing file system or ODF volume\n"
 "  -n            show what would be done, write nothing\n"
 "  -q            quiet\n"
+"  -z            zero every inode table now, so the kernel does not\n"
+"                zero them in the background after the first mount\n"
+"                (mke2fs -E lazy_itable_init=0)\n"
 "  -V            print the version and exit\n"
 "  --help        this text\n"
 "\n"
@@ -226,16 +229,21 @@ static errcode_t zero_inode_tables(ext2_filsys fs)
 	for (i = 0; i < fs->group_desc_count; i++) {
 		blk64_t blk = ext2fs_inode_table_loc(fs, i);
 		int num = ext2fs_div_ceil((fs->super->s_inodes_per_group -
-					   ext2fs_bg_itable_unused(fs, i)) *
+					   (opt_zero ? 0 :
+					    ext2fs_bg_itable_unused(fs, i))) *
 					  EXT2_INODE_SIZE(fs->super),
 					  EXT2_BLOCK_SIZE(fs->super));
 
-		/* the unused tail is covered by itable_unused; the
-		 * kernel's lazy init zeroes it on first mount */
+		/* Without -z the unused tail is covered by itable_unused;
+		 * the kernel's lazy init zeroes it after the first mount. */
 		if (num) {
 			err = ext2fs_zero_blocks2(fs, blk, num, NULL, NULL);
 			if (err)
 				return err;
+		}
+		if (opt_zero) {
+			ext2fs_bg_flags_set(fs, i, EXT2_BG_INODE_ZEROED);
+			ext2fs_group_desc_csum_set(fs, i);
 		}
 	}
 	return 0;
@@ -422,7 +430,7 @@ int main(int argc, char **argv)
 	}
 	add_error_table(&et_ext2_error_table);
 
-	while ((c = getopt_long(argc, argv, "L:U:N:b:fnqVh", longopts,
+	while ((c = getopt_long(argc, argv, "L:U:N:b:fnqVzh", longopts,
 				NULL)) != -1) {
 		char *end;
 
@@ -467,6 +475,7 @@ int main(int argc, char **argv)
 		case 'f': opt_force = 1; break;
 		case 'n': opt_dry = 1; break;
 		case 'q': opt_quiet = 1; break;
+		case 'z': opt_zero = 1; break;
 		case 'V':
 		{
 			const char *lver;
