@@ -99,7 +99,8 @@ demo: deps
 	@$(MAKE) --no-print-directory vm-run SCRIPT=tests/vm/demo.sh
 
 # Not part of check: numbers to read, never assertions (docs/benchmarks.md).
-bench: deps
+bench:
+	@scripts/deps.sh --bench $(if $(KVER),--kver $(KVER))
 	@$(MAKE) --no-print-directory bench-run
 
 bench-run: all benchprogs

@@ -24,6 +24,8 @@ set -eu
 #             kernel comes with the two -amd64 metapackages above)
 #   --debug:  linux-source-<series of KVER> (DEBUG_KSERIES, default 6.1)
 #             and what building a kernel needs (check-debug)
+#   --bench:  linux-source-6.1 (make bench reads a part of its tree) and
+#             python3-matplotlib (the plot of listing and seek costs)
 #   --fuzz:   clang (libFuzzer, for make fuzz)
 #   --fresh:  debootstrap (make check-fresh builds a pristine Debian 12 root)
 #   --dkms:   dkms (make dkms-install)
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--kver) [ -n "${2:-}" ] && packages="$packages linux-image-$2 linux-headers-$2"
 		shift ;;
 	--debug) packages="$packages linux-source-${DEBUG_KSERIES:-6.1} bc flex bison libelf-dev libssl-dev" ;;
+	--bench) packages="$packages linux-source-6.1 python3-matplotlib" ;;
 	--fuzz) packages="$packages clang" ;;
 	--fresh) packages="$packages debootstrap" ;;
 	--dkms) packages="$packages dkms" ;;

@@ -20,11 +20,20 @@
 #   BENCH_SEEK_BUF    getdents64 buffer of the lseek+getdents64 measure
 #                     (default 1024 bytes: a few entries)
 #   BENCH_MEM_REPS    kernel memory measurements (default 3)
-#   BENCH_PARTS       what to measure (default "readdir walk"): readdir =
-#                     listings, seeks and memory of merged directories;
-#                     walk = find over a tree of BENCH_WALK_FILES files
+#   BENCH_PARTS       what to measure (default "readdir walk work"):
+#                     readdir = listings, seeks and memory of merged
+#                     directories; walk = find over a tree of
+#                     BENCH_WALK_FILES files; work = everyday workloads
+#                     (a source tree, stat by name, copy-up, churn,
+#                     unlink; see "Workloads" below)
 #   BENCH_WALK_FILES  files of the walk tree (default 100000)
 #   BENCH_WALK_REPS   walks per filesystem, cold and warm (default 5)
+#   BENCH_WORK_REPS   repeats of each workload per filesystem (default 5)
+#   BENCH_BIG_MB      size of the file copied up (default 1024)
+#   BENCH_SPARSE_GB   size of the sparse file copied up, 1 MiB of data
+#                     in its middle (default 64)
+#   BENCH_CHURN       files created then unlinked (default 10000)
+#   BENCH_UNLINK      lower files unlinked (default 5000)
 #   BENCH_UNION_COLD  how the union loses its readdir state before a
 #                     first listing: "rmstate" (default: unmount, delete
 #                     /readdir/* on the ODF mounted as ext4, remount) or
@@ -43,7 +52,12 @@ seeks=${BENCH_SEEKS:-1000}
 seek_buf=${BENCH_SEEK_BUF:-1024}
 mem_reps=${BENCH_MEM_REPS:-3}
 union_cold=${BENCH_UNION_COLD:-rmstate}
-parts=$(echo "${BENCH_PARTS:-readdir walk}" | tr ',' ' ')
+parts=$(echo "${BENCH_PARTS:-readdir walk work}" | tr ',' ' ')
+work_reps=${BENCH_WORK_REPS:-5}
+big_mb=${BENCH_BIG_MB:-1024}
+sparse_gb=${BENCH_SPARSE_GB:-64}
+churn=${BENCH_CHURN:-10000}
+unlink_n=${BENCH_UNLINK:-5000}
 walk_files=${BENCH_WALK_FILES:-100000}
 walk_reps=${BENCH_WALK_REPS:-5}
 part() { [[ " $parts " == *" $1 "* ]]; }
@@ -83,7 +97,11 @@ for m in $up $l1 $l2 $bare; do
 	i=$((i + 1))
 done
 mkdir -p $up/data $up/work $l1/data $l2/data $U $O $odfraw
-mkodf_dev "$ODF_DEV"
+# Every inode table zeroed now (-z): otherwise ext4's lazy init writes
+# hundreds of MB to the ODF in the background while the union, and only
+# the union, is mounted.
+bench_mkodf() { "$MKODF" -q -f -z "$ODF_DEV" >/dev/null || fail "mkodf -z $ODF_DEV failed"; }
+bench_mkodf
 
 union_opts="odf=$ODF_DEV,dirs=$up/data=rw:$l1/data=ro:$l2/data=ro"
 ovl_opts="lowerdir=$l1/data:$l2/data,upperdir=$up/data,workdir=$up/work"
@@ -97,7 +115,7 @@ ovl_down() { umount $O || fail "umount $O"; }
 # unmounted meanwhile.
 union_forget() {
 	case $union_cold in
-	mkodf) mkodf_dev "$ODF_DEV" ;;
+	mkodf) bench_mkodf ;;
 	rmstate)
 		mount -t ext4 "$ODF_DEV" $odfraw || fail "cannot mount the ODF as ext4"
 		if [ -d $odfraw/readdir ]; then
@@ -144,7 +162,8 @@ echo "info kernel $(uname -r)" >>"$raw"
 echo "info settings sizes=$(echo $sizes | tr ' ' ,) layouts=$(echo $layouts | tr ' ' ,)" \
 	"reps=$reps cold_reps=$cold_reps seeks=$seeks seek_buf=$seek_buf mem_reps=$mem_reps" \
 	"union_cold=$union_cold parts=$(echo $parts | tr ' ' ,) walk_files=$walk_files" \
-	"walk_reps=$walk_reps" >>"$raw"
+	"walk_reps=$walk_reps work_reps=$work_reps big_mb=$big_mb sparse_gb=$sparse_gb" \
+	"churn=$churn unlink=$unlink_n" >>"$raw"
 
 # ---- Walk: find over a tree, every name lstat'ed (issue 11 item 4) ----
 # A lower tree of walk_files files in directories of 100; a quarter of
@@ -161,9 +180,12 @@ walk_tree() {	# ROOT: find, lstat of every name; prints microseconds
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000))
 }
-if part walk; then
+# make_walk_tree: the walk tree, once (the walk and the stat-by-name
+# workload share it).
+make_walk_tree() {
+	[ -d $l1/data/walk ] && return
 	ndirs=$((walk_files / 100))
-	say "walk: making a tree of $walk_files files in $ndirs directories"
+	say "making a tree of $walk_files files in $ndirs directories"
 	python3 - "$l1/data/walk" "$up/data/walk" "$bare/walk" "$ndirs" <<'PYEND' ||
 import os, sys
 low, upp, bare, nd = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -178,6 +200,10 @@ for d in range(nd):
             open(os.path.join(root, name, "%s%03d" % (p, i)), "w").close()
 PYEND
 		fail "cannot make the walk tree"
+	sync
+}
+if part walk; then
+	make_walk_tree
 	sync
 	union_up
 	ovl_up
@@ -215,6 +241,149 @@ PYEND
 		done
 		order="${order#* } ${order%% *}"
 	done
+fi
+
+# ---- Workloads (issue 15): what people run on unions ----
+# A part of Debian's linux-source-6.1 tree (run.sh unpacks the
+# directories of BENCH_TREE_DIRS into build/bench/srctree.tar) on the
+# lower branch and on the bare filesystem; the union and overlayfs show
+# it from the lower branch.  Every repeat runs each workload on each
+# filesystem, in a rotated order, from a fresh mount:
+#   statcold/statwarm  find -printf %s of the tree (lstat of every name),
+#                      caches dropped / right after
+#   du                 du -s of the tree, caches dropped
+#   lsR                ls -lR of the tree, caches dropped
+#   tar                tar -cf - . | wc -c of the tree (reads every
+#                      file), caches dropped
+#   gscold/gswarm      lstat by name of the walk tree's lower files in
+#                      a list (git status), caches dropped / right after
+#   walkmem            Slab and SUnreclaim grown by a cold walk of the
+#                      walk tree (kB)
+#   copyup             open for append of a BENCH_BIG_MB file of the
+#                      lower branch (union, ovl: the copy-up with its
+#                      fsync); bare: cp of the file and sync of the copy
+#   sparse             the same for a BENCH_SPARSE_GB sparse file with
+#                      1 MiB of data
+#   churn              BENCH_CHURN files created then unlinked in a
+#                      lower directory
+#   unlink             BENCH_UNLINK lower files unlinked (whiteouts)
+# For the union, each line also carries odf_kb: what the ODF's disk
+# wrote during the workload (/sys/block/DEV/stat, after a sync).  The
+# changing workloads start from a fresh ODF and upper directory (not
+# timed).
+odf_sectors() { awk '{ print $7 }' "/sys/block/$(basename "$ODF_DEV")/stat"; }
+# timed FS KIND CMD...: runs CMD, records its time (and the ODF's writes
+# for the union).
+timed() {
+	local fs=$1 kind=$2 t0 t1 s0 s1 odf=
+	shift 2
+	sync
+	s0=$(odf_sectors)
+	t0=$(date +%s%N)
+	"$@" >/dev/null || fail "$kind on $fs: $*"
+	t1=$(date +%s%N)
+	sync
+	s1=$(odf_sectors)
+	[ "$fs" = union ] && odf=" odf_kb=$(((s1 - s0) / 2))"
+	echo "work$kind $fs 0 0 run us=$(((t1 - t0) / 1000))$odf" >>"$raw"
+}
+if part work; then
+	tarball=$SRC/build/bench/srctree.tar
+	[ -s "$tarball" ] || fail "$tarball missing (tests/bench/run.sh makes it)"
+	make_walk_tree
+	say "work: unpacking the source tree ($(du -m "$tarball" | cut -f1) MiB)"
+	mkdir -p $l1/data/src $bare/src
+	tar -xf "$tarball" -C $l1/data/src && tar -xf "$tarball" -C $bare/src ||
+		fail "cannot unpack $tarball"
+	srcfiles=$(find $bare/src -type f | wc -l)
+	(cd $l1/data && find walk -type f -name 'f*') >/tmp/gs.lst
+	say "work: making the files to copy up and to unlink"
+	for r in $l1/data $bare; do
+		dd if=/dev/zero of=$r/big bs=1M count="$big_mb" status=none &&
+			truncate -s "${sparse_gb}G" $r/sparse &&
+			dd if=/dev/zero of=$r/sparse bs=1M count=1 conv=notrunc status=none \
+				seek=$((sparse_gb * 512)) &&
+			mkdir -p $r/churn $r/del && "$RDB" create $r/del 0:"$unlink_n" ||
+			fail "cannot make the workload files in $r"
+	done
+	sync
+	echo "info work srcfiles=$srcfiles gsfiles=$(wc -l </tmp/gs.lst)" >>"$raw"
+	work_up() {
+		case $1 in
+		bare) root=$bare ;;
+		ovl) ovl_up; root=$O ;;
+		union) union_up; root=$U ;;
+		esac
+	}
+	work_down() {
+		case $1 in
+		ovl) ovl_down ;;
+		union) union_down ;;
+		esac
+	}
+	# Back to the state before the changing workloads (not timed): the
+	# union and overlayfs share the upper directory.
+	work_reset() {
+		rm -rf $up/data/big $up/data/sparse $up/data/churn $up/data/del \
+			$bare/big.copy $bare/sparse.copy
+		find $up/work -mindepth 1 -delete 2>/dev/null
+		[ -e $bare/del/entry-0000000 ] || "$RDB" create $bare/del 0:"$unlink_n"
+		bench_mkodf
+	}
+	copy_bare() { cp --sparse=always "$1" "$1.copy" && sync "$1.copy"; }
+	stat_tree() { find "$1" -printf '%s\n'; }
+	du_tree() { du -s "$1"; }
+	ls_tree() { ls -lR "$1"; }
+	tar_tree() { (cd "$1" && tar -cf - . | wc -c); }
+	walkmem() {
+		local before after
+		drop_caches
+		before=$("$RDB" meminfo)
+		find "$2/walk" -printf '%s\n' >/dev/null || fail "walk of $2/walk"
+		after=$("$RDB" meminfo)
+		python3 - "$1" "$before" "$after" >>"$raw" <<'PYEND'
+import sys
+fs, b, a = sys.argv[1], sys.argv[2].split()[1:], sys.argv[3].split()[1:]
+b = dict(x.split("=") for x in b)
+a = dict(x.split("=") for x in a)
+print("workwalkmem %s 0 0 run %s" % (fs, " ".join(
+    "%s=%d" % (k, int(a[k]) - int(b[k])) for k in ("slab_kb", "sunreclaim_kb"))))
+PYEND
+	}
+	order="bare ovl union"
+	for r in $(seq "$work_reps"); do
+		say "work: repeat $r of $work_reps ($order)"
+		for fs in $order; do
+			work_reset
+			work_up $fs
+			drop_caches
+			timed $fs statcold stat_tree $root/src
+			timed $fs statwarm stat_tree $root/src
+			drop_caches
+			timed $fs du du_tree $root/src
+			drop_caches
+			timed $fs lsR ls_tree $root/src
+			drop_caches
+			timed $fs tar tar_tree $root/src
+			drop_caches
+			(cd $root && timed $fs gscold "$RDB" statlist /tmp/gs.lst) || exit 1
+			(cd $root && timed $fs gswarm "$RDB" statlist /tmp/gs.lst) || exit 1
+			walkmem $fs $root
+			drop_caches
+			if [ $fs = bare ]; then
+				timed $fs copyup copy_bare $root/big
+				timed $fs sparse copy_bare $root/sparse
+			else
+				timed $fs copyup sh -c ": >>$root/big"
+				timed $fs sparse sh -c ": >>$root/sparse"
+			fi
+			timed $fs churn "$RDB" churn $root/churn "$churn"
+			timed $fs unlink "$RDB" unlink $root/del 0:"$unlink_n"
+			work_down $fs
+		done
+		order="${order#* } ${order%% *}"
+	done
+	work_reset
 fi
 
 part readdir || { echo "info guest_seconds $(($(date +%s) - t_start))" >>"$raw"; say "done"; exit 0; }

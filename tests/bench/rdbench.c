@@ -23,6 +23,18 @@
  *       open), reads /proc/meminfo again and prints the differences in
  *       kB: "mem entries=N slab_kb=.. sunreclaim_kb=.. cached_kb=..
  *       vmalloc_kb=..".
+ *   rdbench statlist FILE
+ *       lstat()s every path listed in FILE (one per line), in order, the
+ *       way `git status` checks its index.  Prints "statlist paths=N us=T".
+ *   rdbench churn DIR N
+ *       creates N empty files "churn-%07d" in DIR, then unlinks them.
+ *       Prints "churn files=N us=T".
+ *   rdbench unlink DIR FROM:TO
+ *       unlinks the files "entry-%07d" of the range in DIR.  Prints
+ *       "unlink files=N us=T".
+ *   rdbench meminfo
+ *       prints "meminfo slab_kb=.. sunreclaim_kb=.. cached_kb=..
+ *       vmalloc_kb=.." (now, not a difference).
  *
  * Times are CLOCK_MONOTONIC.  Errors go to stderr, exit 1.
  */
@@ -34,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +71,11 @@ static void usage(void)
 		"usage: rdbench create DIR FROM:TO...\n"
 		"       rdbench list [-r REPS] [-b BUFSIZE] DIR\n"
 		"       rdbench seek [-n SEEKS] [-b BUFSIZE] [-l] [-S SEED] DIR\n"
-		"       rdbench mem [-b BUFSIZE] DIR\n");
+		"       rdbench mem [-b BUFSIZE] DIR\n"
+		"       rdbench statlist FILE\n"
+		"       rdbench churn DIR N\n"
+		"       rdbench unlink DIR FROM:TO\n"
+		"       rdbench meminfo\n");
 	exit(2);
 }
 
@@ -354,6 +371,95 @@ static int cmd_mem(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_statlist(int argc, char **argv)
+{
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t len;
+	double t0;
+	struct stat st;
+	FILE *f;
+
+	if (argc != 2)
+		usage();
+	f = fopen(argv[1], "r");
+	if (!f)
+		die(argv[1]);
+	t0 = now_us();
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = 0;
+		if (lstat(line, &st))
+			die(line);
+		n++;
+	}
+	printf("statlist paths=%zu us=%.0f\n", n, now_us() - t0);
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static int cmd_churn(int argc, char **argv)
+{
+	char name[64];
+	long n, k;
+	double t0;
+	int dfd;
+
+	if (argc != 3 || (n = strtol(argv[2], NULL, 10)) <= 0)
+		usage();
+	dfd = open_dir(argv[1]);
+	t0 = now_us();
+	for (k = 0; k < n; k++) {
+		int fd;
+
+		snprintf(name, sizeof(name), "churn-%07ld", k);
+		fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			die(name);
+		close(fd);
+	}
+	for (k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "churn-%07ld", k);
+		if (unlinkat(dfd, name, 0))
+			die(name);
+	}
+	printf("churn files=%ld us=%.0f\n", n, now_us() - t0);
+	close(dfd);
+	return 0;
+}
+
+static int cmd_unlink(int argc, char **argv)
+{
+	char name[64];
+	long from, to, k;
+	double t0;
+	int dfd;
+
+	if (argc != 3 || sscanf(argv[2], "%ld:%ld", &from, &to) != 2)
+		usage();
+	dfd = open_dir(argv[1]);
+	t0 = now_us();
+	for (k = from; k < to; k++) {
+		snprintf(name, sizeof(name), "entry-%07ld", k);
+		if (unlinkat(dfd, name, 0))
+			die(name);
+	}
+	printf("unlink files=%ld us=%.0f\n", to - from, now_us() - t0);
+	close(dfd);
+	return 0;
+}
+
+static int cmd_meminfo(void)
+{
+	long long v[4];
+
+	meminfo(v);
+	printf("meminfo slab_kb=%lld sunreclaim_kb=%lld cached_kb=%lld vmalloc_kb=%lld\n",
+	       v[0], v[1], v[2], v[3]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -367,6 +473,14 @@ int main(int argc, char **argv)
 		return cmd_seek(argc, argv);
 	if (!strcmp(argv[0], "mem"))
 		return cmd_mem(argc, argv);
+	if (!strcmp(argv[0], "statlist"))
+		return cmd_statlist(argc, argv);
+	if (!strcmp(argv[0], "churn"))
+		return cmd_churn(argc, argv);
+	if (!strcmp(argv[0], "unlink"))
+		return cmd_unlink(argc, argv);
+	if (!strcmp(argv[0], "meminfo") && argc == 1)
+		return cmd_meminfo();
 	usage();
 	return 2;
 }

@@ -3,7 +3,7 @@
 """make bench: turn the raw lines tests/bench/guest.sh wrote into
 markdown tables (absolute numbers and ratios).
 
-usage: report.py RAW [--note TEXT]...
+usage: report.py RAW [--note TEXT]... [--plot PNG]
 
 Raw lines: "KIND FS LAYOUT SIZE CMD key=value..." (rdbench's output
 prefixed by what was measured) and "info KEY VALUE...".
@@ -59,7 +59,12 @@ def table(head, rows, left=2):
 def main():
     args = sys.argv[1:]
     if not args:
-        sys.exit("usage: report.py RAW [--note TEXT]...")
+        sys.exit("usage: report.py RAW [--note TEXT]... [--plot PNG]")
+    plot = None
+    if "--plot" in args:
+        i = args.index("--plot")
+        plot = args[i + 1]
+        del args[i:i + 2]
     notes = []
     while "--note" in args:
         i = args.index("--note")
@@ -67,8 +72,9 @@ def main():
         del args[i:i + 2]
     data, info = parse(args[0])
     settings = dict(x.split("=", 1) for x in info.get("settings", "").split() if "=" in x)
-    keys = sorted({(k[2], k[3]) for k in data if k[0] not in ("mem", "walkcold", "walkwarm")})
-    out = ["# make bench: readdir of merged directories", ""]
+    keys = sorted({(k[2], k[3]) for k in data
+                   if k[0] not in ("mem", "walkcold", "walkwarm") and not k[0].startswith("work")})
+    out = ["# make bench: unionfs, overlayfs and bare ext4", ""]
     out.append("Guest kernel %s, %s s in the guest. %s" % (
         info.get("kernel", "?"), info.get("guest_seconds", "?"),
         " ".join(notes)))
@@ -84,7 +90,10 @@ def main():
     if keys:
         readdir_tables(out, data, settings, keys)
     walk_tables(out, data, settings)
+    work_tables(out, data, settings, info)
     mem_tables(out, data, settings, keys)
+    if plot:
+        out.append(plot_listing(plot, data, keys))
     print("\n".join(out).rstrip())
 
 
@@ -196,6 +205,91 @@ def mem_tables(out, data, settings, keys):
                    % (ratio(s["union"], s["bare"]), ratio(s["union"], s["ovl"]),
                       ratio(s["ovl"], s["bare"])))
         out.append("")
+
+
+WORK = (
+    ("statcold", "stat every name of the source tree (find -printf %s), cold"),
+    ("statwarm", "the same, warm"),
+    ("du", "du -s of the source tree, cold"),
+    ("lsR", "ls -lR of the source tree, cold"),
+    ("tar", "read every file of the source tree (tar -cf - . \\| wc -c), cold"),
+    ("gscold", "lstat by name of the walk tree's lower files (git status), cold"),
+    ("gswarm", "the same, warm"),
+    ("copyup", "copy-up of a {big_mb} MiB file (bare: cp + sync)"),
+    ("sparse", "copy-up of a {sparse_gb} GiB sparse file with 1 MiB of data (bare: cp + sync)"),
+    ("churn", "create then unlink {churn} files in a lower directory"),
+    ("unlink", "unlink {unlink} lower files (whiteouts)"),
+)
+
+
+def work_tables(out, data, settings, info):
+    if not any(k[0].startswith("work") for k in data):
+        return
+    out.append("## Workloads (ms; fresh mount each; median of %s)" % settings.get("work_reps", "?"))
+    out.append("")
+    out.append("The source tree: %s. `ODF KiB` is what the union's ODF disk wrote during the "
+               "workload (median); a read-only workload should write nothing. Changing "
+               "workloads start from a fresh ODF and upper directory."
+               % info.get("work", "?"))
+    out.append("")
+    rows = []
+    for kind, what in WORK:
+        v = {fs: med(data, "work" + kind, fs, 0, 0, "us") for fs in FS}
+        odf = med(data, "work" + kind, "union", 0, 0, "odf_kb")
+        try:
+            what = what.format(**settings)
+        except KeyError:
+            pass
+        rows.append([what, num(v["bare"], 1e3, "%.0f"), num(v["ovl"], 1e3, "%.0f"),
+                     num(v["union"], 1e3, "%.0f"), ratio(v["union"], v["ovl"]),
+                     ratio(v["union"], v["bare"]), ratio(v["ovl"], v["bare"]),
+                     num(odf, fmt="%.0f")])
+    out.append(table(["workload", "bare", "ovl", "union", "union/ovl", "union/bare",
+                      "ovl/bare", "ODF KiB"], rows, left=1))
+    out.append("")
+    rows = []
+    for fs in FS:
+        sl = med(data, "workwalkmem", fs, 0, 0, "slab_kb")
+        su = med(data, "workwalkmem", fs, 0, 0, "sunreclaim_kb")
+        rows.append([fs, num(sl, fmt="%.0f"), num(su, fmt="%.0f")])
+    out.append("Kernel memory grown by a cold walk of the walk tree (kB, median):")
+    out.append("")
+    out.append(table(["fs", "Slab", "SUnreclaim"], rows, left=1))
+    out.append("")
+
+
+def plot_listing(path, data, keys):
+    """Cost vs size of first listing, repeated listing and seeks, one panel
+    each, log-log, per branch count.  Returns a line for the report."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "(No plot: python3-matplotlib is not installed; make bench installs it.)"
+    if not keys:
+        return "(No plot: no readdir measurements.)"
+    panels = (("cold", "first listing (ms)", 1e3), ("warm", "repeated listing (ms)", 1e3),
+              ("seek", "lseek + getdents64 (µs)", 1), ("seekl", "seekdir + readdir (µs)", 1))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
+    for ax, (kind, title, scale) in zip(axes, panels):
+        for layout in sorted({k[0] for k in keys}):
+            sizes = sorted(k[1] for k in keys if k[0] == layout)
+            for fs, style in (("bare", ":"), ("ovl", "--"), ("union", "-")):
+                pts = [(n, med(data, kind, fs, layout, n, "median_us")) for n in sizes]
+                pts = [(n, v / scale) for n, v in pts if v]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                            label="%s, %d branches" % (fs, layout))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("entries")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    return "Plot of listing and seek costs against directory size: `%s`." % path
 
 
 if __name__ == "__main__":

@@ -11,7 +11,13 @@
 # Settings are taken from the environment and passed to the guest:
 # BENCH_SIZES, BENCH_LAYOUTS, BENCH_REPS, BENCH_COLD_REPS, BENCH_SEEKS,
 # BENCH_SEEK_BUF, BENCH_MEM_REPS, BENCH_UNION_COLD, BENCH_PARTS,
-# BENCH_WALK_FILES, BENCH_WALK_REPS (see guest.sh).
+# BENCH_WALK_FILES, BENCH_WALK_REPS, BENCH_WORK_REPS, BENCH_BIG_MB,
+# BENCH_SPARSE_GB, BENCH_CHURN, BENCH_UNLINK (see guest.sh), and here:
+# BENCH_TREE_DIRS   the directories of linux-source-6.1 the work part's
+#                   source tree holds (default "include fs net sound
+#                   kernel lib mm security crypto block ipc init": about
+#                   17,000 files), unpacked once into build/bench/srctree.tar
+# The plot of listing and seek costs goes to build/bench/listing.png.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=
@@ -31,7 +37,8 @@ rm -f "$out/raw.txt" "$out/results.md"
 env=
 for v in BENCH_SIZES BENCH_LAYOUTS BENCH_REPS BENCH_COLD_REPS BENCH_SEEKS \
 	BENCH_SEEK_BUF BENCH_MEM_REPS BENCH_UNION_COLD BENCH_PARTS \
-	BENCH_WALK_FILES BENCH_WALK_REPS; do
+	BENCH_WALK_FILES BENCH_WALK_REPS BENCH_WORK_REPS BENCH_BIG_MB \
+	BENCH_SPARSE_GB BENCH_CHURN BENCH_UNLINK; do
 	val=${!v:-}
 	[ -n "$val" ] || continue
 	if ! [[ $val =~ ^[A-Za-z0-9,\ ]+$ ]]; then
@@ -40,6 +47,27 @@ for v in BENCH_SIZES BENCH_LAYOUTS BENCH_REPS BENCH_COLD_REPS BENCH_SEEKS \
 	fi
 	env="$env $v='$val'"
 done
+
+# The work part's source tree: a part of Debian's kernel source, made
+# once (the guest unpacks a plain tar, which is quick under TCG).
+parts=${BENCH_PARTS:-readdir walk work}
+if [[ " ${parts//,/ } " == *" work "* ]]; then
+	xz=/usr/src/linux-source-6.1.tar.xz
+	dirs=${BENCH_TREE_DIRS:-include fs net sound kernel lib mm security crypto block ipc init}
+	[ -s "$xz" ] || { echo "bench: $xz missing (make bench installs linux-source-6.1)" >&2; exit 2; }
+	stamp="$xz $(stat -c %Y "$xz") $dirs"
+	if [ ! -s "$out/srctree.tar" ] || [ "$(cat "$out/srctree.stamp" 2>/dev/null)" != "$stamp" ]; then
+		echo "bench: unpacking $dirs of $xz into $out/srctree.tar"
+		rm -rf "$out/srctree.tmp" && mkdir -p "$out/srctree.tmp" || exit 1
+		tdir=$(basename "$xz" .tar.xz)
+		# shellcheck disable=SC2046
+		tar -xJf "$xz" -C "$out/srctree.tmp" $(for d in $dirs; do echo "$tdir/$d"; done) &&
+			tar -cf "$out/srctree.tar" -C "$out/srctree.tmp/$tdir" . ||
+			{ echo "bench: cannot make $out/srctree.tar" >&2; exit 1; }
+		rm -rf "$out/srctree.tmp"
+		echo "$stamp" >"$out/srctree.stamp"
+	fi
+fi
 
 t0=$(date +%s)
 "$top/tests/vm/run.sh" --kver "$kver" --out "$out/vm" \
@@ -55,13 +83,17 @@ fi
 cp "$raw" "$out/raw.txt"
 rev=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
 accel=$(cat "$out/vm/accel" 2>/dev/null || echo '?')
-python3 "$top/tests/bench/report.py" "$out/raw.txt" \
+# Debian's python3 has python3-matplotlib (a python3 earlier in PATH,
+# e.g. pyenv's, may not).
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+$py "$top/tests/bench/report.py" "$out/raw.txt" \
 	--note "Module $rev; QEMU $accel, $(nproc) host CPUs; whole run ${secs} s." \
-	>"$out/results.md" || exit 1
+	--plot "$out/listing.png" >"$out/results.md" || exit 1
 echo
 cat "$out/results.md"
 echo
-echo "bench: tables in $out/results.md, raw numbers in $out/raw.txt"
+echo "bench: tables in $out/results.md, raw numbers in $out/raw.txt, plot in $out/listing.png"
 if [ "$rc" != 0 ]; then
 	echo "bench: the VM run ended with status $rc: the numbers above may be incomplete"
 fi
