@@ -202,6 +202,40 @@ int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 	return unionfs_uino_det(sb, bindex, lower_ino, uino);
 }
 
+/*
+ * The number readdir gives the entry @name (inode @lower_ino) of branch
+ * @bindex's directory @bdir.  As unionfs_uino(), except that an UPPER
+ * record found for an upper entry is checked against the object, as
+ * lookup does (unionfs_ino_of(): its REVERSE record's generation): the
+ * upper branch may have reused the inode number of a copy removed
+ * behind the union's back, and d_ino must then be the new object's
+ * number, which stat gives.  Only entries with a record pay the name
+ * lookup; a failed or raced lookup keeps the record's number.
+ */
+int unionfs_uino_entry(struct super_block *sb, unsigned int bindex,
+		       struct dentry *bdir, const char *name, int len,
+		       u64 lower_ino, u64 *uino)
+{
+	const struct cred *old_cred;
+	struct dentry *d;
+	int err;
+
+	if (bindex || !bdir)
+		return unionfs_uino(sb, bindex, lower_ino, uino);
+	err = unionfs_uino_upper(sb, lower_ino, uino);
+	if (err)
+		return unionfs_uino_det(sb, 0, lower_ino, uino);
+	old_cred = unionfs_override_creds(sb);
+	d = lookup_one_len_unlocked(name, bdir, len);
+	if (!IS_ERR(d)) {
+		if (d_really_is_positive(d) && d_inode(d)->i_ino == lower_ino)
+			unionfs_ino_of(sb, 0, d_inode(d), uino, NULL);
+		dput(d);
+	}
+	revert_creds(old_cred);
+	return 0;
+}
+
 struct unionfs_iget_key {
 	struct inode *lower;
 	unsigned int bindex;

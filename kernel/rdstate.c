@@ -721,6 +721,7 @@ static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
 
 struct unionfs_rdbuild {
 	struct super_block *sb;
+	struct dentry *udir;		/* the upper part, or NULL */
 	struct unionfs_rdio *n;		/* the new file, <ino>.new */
 	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
 	u32 live, tomb;
@@ -876,7 +877,8 @@ static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 		return unionfs_rdb_dir_part(rb, ino, type, bindex);
 	if (err != -ENOENT)
 		return err;
-	err = unionfs_uino(rb->sb, bindex, ino, &uino);
+	err = unionfs_uino_entry(rb->sb, bindex, rb->udir, name, len, ino,
+				 &uino);
 	if (err)
 		return err;
 	if (rb->o) {
@@ -1060,7 +1062,8 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u64 ino = d_inode(dentry)->i_ino, count;
-	struct unionfs_rdbuild rb = { .sb = sb, .o = old };
+	struct unionfs_rdbuild rb = { .sb = sb, .o = old,
+				      .udir = unionfs_upper(dentry) };
 	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;
 	struct odf_rd_header *h;

@@ -454,7 +454,9 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 	list_for_each_entry(e, &cache->entries, list) {
 		if (err)
 			break;
-		err = unionfs_uino(dentry->d_sb, e->bindex, e->ino, &e->ino);
+		err = unionfs_uino_entry(dentry->d_sb, e->bindex,
+					 unionfs_upper(dentry), e->name, e->len,
+					 e->ino, &e->ino);
 	}
 	if (err) {
 		unionfs_rdcache_free(cache);
@@ -616,6 +618,7 @@ static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 	struct inode *inode = file_inode(file);
 	struct super_block *sb = inode->i_sb;
 	unsigned int bindex = UNIONFS_I(inode)->bindex;
+	struct dentry *rdir = df->realfile->f_path.dentry;
 	struct unionfs_batch *b;
 	unsigned int i;
 	int err = 0;
@@ -642,7 +645,9 @@ static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 				 be->name[1] == '.')
 				uino = unionfs_parent_ino(file);
 			else
-				err = unionfs_uino(sb, bindex, be->ino, &uino);
+				err = unionfs_uino_entry(sb, bindex, rdir,
+							 be->name, be->len,
+							 be->ino, &uino);
 			if (err)
 				goto out;
 			ctx->pos = be->pos;

@@ -567,6 +567,9 @@ extern const struct inode_operations unionfs_special_iops;
 extern const struct xattr_handler *unionfs_xattr_handlers[];
 int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 		 u64 *uino);
+int unionfs_uino_entry(struct super_block *sb, unsigned int bindex,
+		       struct dentry *bdir, const char *name, int len,
+		       u64 lower_ino, u64 *uino);
 int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
 		     u64 lower_ino, u64 *uino);
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
