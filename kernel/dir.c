@@ -512,6 +512,18 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 		if (err)
 			return err;
 	}
+	/*
+	 * A whiteout goes into the node of a directory with an upper part
+	 * (docs/odf-format.md 9.4): that directory's number is its UPPER
+	 * record, which no branch change alters, while a lower-only
+	 * directory is renumbered when the branch of its oldest part is
+	 * removed (section 3.5), and its whiteouts would stop applying.
+	 */
+	if (unionfs_has_lower(dentry) && !unionfs_upper(dentry->d_parent)) {
+		err = unionfs_copy_up(dentry->d_parent);
+		if (err)
+			return err;
+	}
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	upper = unionfs_upper(dentry);
 	unionfs_rd_begin(&rdt, dentry->d_parent, 0);

@@ -7,7 +7,9 @@
 #    comes back, the union shows the lower file intact); with the upper
 #    branch full, append (copy-up), mkdir, rename of a lower file or
 #    directory fail with ENOSPC and change nothing, unlink of a lower
-#    file works (the whiteout is on the ODF), reads work; after space is
+#    file works in a directory with an upper part (the whiteout is on
+#    the ODF) and fails with ENOSPC in a lower-only one (which must be
+#    copied up first), reads work; after space is
 #    freed the same writes work; odfck finds the ODF clean.
 # B. ODF full (8 MiB, 256 inodes, then filled by a file in lost+found):
 #    listing a big merged directory whose readdir state does not fit
@@ -57,6 +59,8 @@ expect_errno "truncating copy-up of bigfile" ENOSPC \
 [ -e $up/bigfile ] && fail "a partial copy of bigfile is in the upper branch (truncate)"
 expect_eq "bigfile after the failed truncate" "$bigsum" "$(md5 $u/bigfile)"
 
+# d/ gets its upper part now: an unlink in it then needs only the ODF.
+touch $u/d || fail "touch d (its copy-up)"
 # Fill the upper branch through the union.
 got=$(pyerr "
 fd = os.open('$u/filler', os.O_WRONLY | os.O_CREAT, 0o644)
@@ -87,9 +91,15 @@ expect_eq "d/s1 after the failed copy-up" "small 1" "$(cat $u/d/s1)"
 expect_eq "d/s2 after the failed rename" "small 2" "$(cat $u/d/s2)"
 expect_eq "ldir after the failed rename" "inner" "$(cat $u/ldir/sub/inner)"
 [ -e $u/ldir2 ] && fail "ldir2 is visible after a failed rename"
-# Unlink of a lower file writes only the ODF: it works.
+# Unlink of a lower file in a directory with an upper part writes only
+# the ODF: it works.
 rm $u/d/s3 || fail "unlink of a lower file with the upper branch full"
 [ -e $u/d/s3 ] && fail "d/s3 still visible after unlink"
+# In a lower-only directory the directory is copied up first (spec 9.4,
+# as overlayfs does), which a full upper branch refuses.
+expect_errno "unlink in a lower-only directory, upper branch full" ENOSPC \
+	"os.unlink('$u/ldir/sub/inner')"
+expect_eq "ldir/sub/inner after the failed unlink" inner "$(cat $u/ldir/sub/inner)"
 expect_eq "ls d" "s1 s2 s4" "$(union_ls $u/d)"
 expect_eq "ls /" "bigfile d filler ldir" "$(union_ls $u | sed 's/ newdir//')"
 expect_eq "bigfile readable with the upper branch full" "$bigsum" "$(md5 $u/bigfile)"

@@ -152,8 +152,11 @@ EOF
 
 expect_eq "root at the end" "deep keep ld ld2 lf m sym" "$(union_ls $u)"
 expect_eq "deep/1/2 at the end" "3" "$(union_ls $u/deep/1/2)"
+# keep/ is there because k1 was removed from it: a removal in a
+# lower-only directory copies the directory up (spec 9.4).
 expect_tree "upper branch" $b0 <<'EOF'
 lf f
+keep d
 ld d
 ld/a f
 ld2 f
