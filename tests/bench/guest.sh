@@ -446,17 +446,20 @@ for n in $sizes; do
 		record warm bare "$l" "$n" list -r "$wreps" $bare/d-"$n"
 		record seek bare "$l" "$n" seek -n "$seeks" -b "$seek_buf" $bare/d-"$n"
 		record seekl bare "$l" "$n" seek -n "$seeks" -l $bare/d-"$n"
+		record seeko bare "$l" "$n" seek -n "$seeks" -o -b "$seek_buf" $bare/d-"$n"
 		ovl_up
 		"$RDB" list $O/$d >/dev/null
 		record warm ovl "$l" "$n" list -r "$wreps" $O/$d
 		record seek ovl "$l" "$n" seek -n "$seeks" -b "$seek_buf" $O/$d
 		record seekl ovl "$l" "$n" seek -n "$seeks" -l $O/$d
+		record seeko ovl "$l" "$n" seek -n "$seeks" -o -b "$seek_buf" $O/$d
 		ovl_down
 		union_up
 		"$RDB" list $U/$d >/dev/null
 		record warm union "$l" "$n" list -r "$wreps" $U/$d
 		record seek union "$l" "$n" seek -n "$seeks" -b "$seek_buf" $U/$d
 		record seekl union "$l" "$n" seek -n "$seeks" -l $U/$d
+		record seeko union "$l" "$n" seek -n "$seeks" -o -b "$seek_buf" $U/$d
 		union_down
 	done
 done

@@ -10,13 +10,16 @@
  *   rdbench list [-r REPS] [-b BUFSIZE] DIR
  *       REPS times: open DIR, read it to the end with getdents64, close.
  *       Prints "list entries=N reps=R median_us=M min_us=A max_us=B".
- *   rdbench seek [-n SEEKS] [-b BUFSIZE] [-l] [-S SEED] DIR
+ *   rdbench seek [-n SEEKS] [-b BUFSIZE] [-l | -o] [-S SEED] DIR
  *       opens DIR, lists it to the end recording every entry's offset
  *       (d_off, which is what telldir() returns after that entry), then
  *       SEEKS times: seek to a random recorded offset and read once.
  *       Default: lseek(SEEK_SET) + one getdents64 of BUFSIZE bytes;
  *       -l: the C library's seekdir() + readdir() instead (glibc reads
- *       32 KiB per getdents64).  All on the same open directory.
+ *       32 KiB per getdents64).  All on the same open directory, except
+ *       with -o: each seek opens DIR afresh, lseeks and reads once, and
+ *       closes it (the time includes open and close: what a program that
+ *       kept only the offset, or an NFS READDIR, pays).
  *       Prints "seek entries=N seeks=S median_us=M mean_us=A".
  *   rdbench mem [-b BUFSIZE] DIR
  *       reads /proc/meminfo, opens DIR and lists it to the end (keeping it
@@ -70,7 +73,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rdbench create DIR FROM:TO...\n"
 		"       rdbench list [-r REPS] [-b BUFSIZE] DIR\n"
-		"       rdbench seek [-n SEEKS] [-b BUFSIZE] [-l] [-S SEED] DIR\n"
+		"       rdbench seek [-n SEEKS] [-b BUFSIZE] [-l | -o] [-S SEED] DIR\n"
 		"       rdbench mem [-b BUFSIZE] DIR\n"
 		"       rdbench statlist FILE\n"
 		"       rdbench churn DIR N\n"
@@ -235,22 +238,23 @@ static int cmd_list(int argc, char **argv)
 static int cmd_seek(int argc, char **argv)
 {
 	size_t bufsize = 32768, entries, ncookies, i;
-	int opt, seeks = 1000, use_libc = 0;
+	int opt, seeks = 1000, use_libc = 0, reopen = 0;
 	int64_t *offs = NULL;
 	double *t, total = 0;
 	char *buf;
 
 	rng_state = 0x9E3779B97F4A7C15ULL;
-	while ((opt = getopt(argc, argv, "n:b:lS:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:loS:")) != -1) {
 		switch (opt) {
 		case 'n': seeks = atoi(optarg); break;
 		case 'b': bufsize = strtoul(optarg, NULL, 0); break;
 		case 'l': use_libc = 1; break;
+		case 'o': reopen = 1; break;
 		case 'S': rng_state = strtoull(optarg, NULL, 0) | 1; break;
 		default: usage();
 		}
 	}
-	if (optind != argc - 1 || seeks < 1)
+	if (optind != argc - 1 || seeks < 1 || (use_libc && reopen))
 		usage();
 	t = calloc(seeks, sizeof(*t));
 	if (!t)
@@ -296,14 +300,24 @@ static int cmd_seek(int argc, char **argv)
 		buf = alloc_buf(bufsize);
 		entries = list_fd(fd, buf, bufsize, &offs);
 		ncookies = entries - 1;
+		if (reopen) {
+			close(fd);
+			fd = -1;
+		}
 		for (i = 0; i < (size_t)seeks; i++) {
 			int64_t c = offs[rng() % ncookies];
 			double t0 = now_us();
 			long n;
 
+			if (reopen)
+				fd = open_dir(argv[optind]);
 			if (lseek(fd, c, SEEK_SET) < 0)
 				die("lseek");
 			n = syscall(SYS_getdents64, fd, buf, bufsize);
+			if (reopen) {
+				close(fd);
+				fd = -1;
+			}
 			t[i] = now_us() - t0;
 			if (n < 0)
 				die("getdents64 after lseek");
@@ -312,7 +326,8 @@ static int cmd_seek(int argc, char **argv)
 					(long long)c);
 			total += t[i];
 		}
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 	}
 	printf("seek entries=%zu seeks=%d median_us=%.2f mean_us=%.2f\n",
 	       entries, seeks, median(t, seeks), total / seeks);

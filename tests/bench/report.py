@@ -135,10 +135,12 @@ def readdir_tables(out, data, settings, keys):
             ("seek", "lseek to a random offset + one getdents64 of %s bytes"
              % settings.get("seek_buf", "?")),
             ("seekl", "seekdir to a random telldir cookie + readdir (glibc: "
-             "one 32 KiB getdents64)")):
+             "one 32 KiB getdents64)"),
+            ("seeko", "open + lseek to a random offset + one getdents64 of %s bytes "
+             "+ close (a fresh open for each seek)" % settings.get("seek_buf", "?"))):
         out.append("## %s (µs per seek+read; median of %s)" % (title, settings.get("seeks", "?")))
         out.append("")
-        out.append("Offsets recorded by a full listing of the same open directory. "
+        out.append("Offsets recorded by a full listing of the directory. "
                    "`×N` columns: the cost relative to the smallest directory of the "
                    "same branch count (flat = 1).")
         out.append("")
@@ -270,7 +272,8 @@ def plot_listing(path, data, keys):
     if not keys:
         return "(No plot: no readdir measurements.)"
     panels = (("cold", "first listing (ms)", 1e3), ("warm", "repeated listing (ms)", 1e3),
-              ("seek", "lseek + getdents64 (µs)", 1), ("seekl", "seekdir + readdir (µs)", 1))
+              ("seek", "lseek + getdents64 (µs)", 1), ("seekl", "seekdir + readdir (µs)", 1),
+              ("seeko", "open + lseek + getdents64 + close (µs)", 1))
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
     for ax, (kind, title, scale) in zip(axes, panels):
         for layout in sorted({k[0] for k in keys}):
