@@ -119,6 +119,7 @@ do_check() {
 	[ "$jobs" -ge 1 ] && [ "$jobs" -le "${#all[@]}" ] || jobs=1
 	echo "debug-kernel: ${#all[@]} tests in $jobs VMs, test knobs: ${VM_TEST_ENV:-full length}"
 	pids=()
+	rm -f "$out"/check.log "$out"/check-vm*.log
 	for j in $(seq 1 "$jobs"); do
 		part=()
 		for i in "${!all[@]}"; do
@@ -126,13 +127,14 @@ do_check() {
 		done
 		vout=$VM_OUT log=$out/check.log
 		[ "$jobs" = 1 ] || vout=$VM_OUT/vm$j log=$out/check-vm$j.log
+		: >"$log"	# before tail -f below looks for it
 		"$top"/tests/vm/run.sh --kver "$kver" --kernel "$(kernel_image)" \
 			--modroot none --module "$out/kernel/unionfs.ko" \
 			--out "$vout" "${part[@]}" >"$log" 2>&1 &
 		pids+=($!)
 	done
 	if [ "$jobs" = 1 ]; then
-		tail -n +1 -f --pid="${pids[0]}" "$out/check.log"
+		tail -n +1 -f --pid="${pids[0]}" "$out/check.log" || true
 	else
 		tail -n +1 -f --pid="${pids[-1]}" "$out"/check-vm*.log &
 	fi
