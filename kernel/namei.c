@@ -105,18 +105,20 @@ static int unionfs_lookup_redirect(struct super_block *sb,
 /*
  * Fill @di for @name in @parent from the branches and the ODF.  For an
  * upper directory, its union inode number is needed to find its node:
- * it is returned in *@uino (*@have_uino set), with its *@lower_links.
+ * it is returned in *@uino (*@have_uino set), with its *@lower_links,
+ * and what its node says in @node (for its inode to keep; the caller
+ * frees it).
  */
 static int unionfs_lookup_branches(struct dentry *parent,
 				   const struct qstr *name,
 				   struct unionfs_dentry_info *di, u64 *uino,
-				   u32 *lower_links, bool *have_uino)
+				   u32 *lower_links, bool *have_uino,
+				   struct unionfs_ns_node *node)
 {
 	struct super_block *sb = parent->d_sb;
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	const struct unionfs_dentry_info *pdi = READ_ONCE(parent->d_fsdata);
 	struct dentry *pupper = unionfs_upper(parent);
-	struct unionfs_ns_node node = {};
 	bool found = false, upper_file = false, wo;
 	unsigned int i;
 	int err;
@@ -148,23 +150,23 @@ static int unionfs_lookup_branches(struct dentry *parent,
 				     lower_links);
 		if (!err)
 			err = unionfs_ns_read(sb, NULL, *uino,
-					      d_inode(di->upper), &node);
+					      d_inode(di->upper), node);
 		if (err)
 			return err;
 		*have_uino = true;
 	}
 	if (wo)
-		node.flags |= ODF_NODE_WHITEOUT;
-	di->ns_flags = node.flags;
-	if (node.flags & ODF_NODE_REDIRECT) {
+		node->flags |= ODF_NODE_WHITEOUT;
+	di->ns_flags = node->flags;
+	if (node->flags & ODF_NODE_REDIRECT) {
 		/*
 		 * R1: the lower parts are where the redirect says, not at
 		 * this name (so a whiteout of the name does not hide them).
 		 */
-		err = unionfs_lookup_redirect(sb, di, node.rec, found);
+		err = unionfs_lookup_redirect(sb, di, node->rec, found);
 		goto out;
 	}
-	if (node.flags & (ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE))
+	if (node->flags & (ODF_NODE_WHITEOUT | ODF_NODE_OPAQUE))
 		goto out;	/* W1, W2, O1: nothing below the upper branch */
 
 	/* The parent's info may be newer than @di's size (a remount). */
@@ -201,7 +203,7 @@ static int unionfs_lookup_branches(struct dentry *parent,
 out:
 	if (di->top == UINT_MAX)
 		di->top = di->nlower;	/* negative, or on the upper branch */
-	unionfs_ns_node_free(&node);
+	unionfs_ns_node_free(node);
 	return err;
 }
 
@@ -319,6 +321,7 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 	const struct cred *old_cred;
 	struct dentry *real;
 	unsigned int bindex;
+	struct unionfs_ns_node node = {};
 	u32 lower_links;
 	bool have_uino;
 	u64 ino;
@@ -329,8 +332,9 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 		return ERR_PTR(-ENOMEM);
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
 	err = unionfs_lookup_branches(parent, name, di, &ino, &lower_links,
-				      &have_uino);
+				      &have_uino, &node);
 	revert_creds(old_cred);
+	unionfs_ns_node_free(&node);
 	if (err) {
 		unionfs_free_dinfo(di);
 		return ERR_PTR(err);
@@ -373,6 +377,7 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 	struct inode *inode = NULL;
 	struct dentry *res;
 	const struct cred *old_cred;
+	struct unionfs_ns_node node = {};
 	u32 lower_links = 0;
 	struct path real;
 	bool have_uino;
@@ -388,7 +393,7 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
 	dentry->d_fsdata = di;
 	err = unionfs_lookup_branches(dentry->d_parent, &dentry->d_name, di,
-				      &ino, &lower_links, &have_uino);
+				      &ino, &lower_links, &have_uino, &node);
 	if (err)
 		goto out_free;
 
@@ -401,6 +406,8 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 		}
 		if (lower_links)
 			UNIONFS_I(inode)->lower_links = lower_links;
+		if (S_ISDIR(inode->i_mode))
+			unionfs_ns_seed(inode, &node);	/* spec 5.2 */
 	} else if (di->upper_positive || di->top < di->nlower) {
 		unsigned int bindex = unionfs_real_bindex(dentry);
 
@@ -440,6 +447,7 @@ iget:
 			UNIONFS_I(inode)->lower_links = lower_links;
 	}
 	revert_creds(old_cred);
+	unionfs_ns_node_free(&node);
 	res = d_splice_alias(inode, dentry);
 	if (!IS_ERR_OR_NULL(res))
 		unionfs_lookup_moved(res, dentry);
@@ -447,6 +455,7 @@ iget:
 
 out_free:
 	revert_creds(old_cred);
+	unionfs_ns_node_free(&node);
 	dentry->d_fsdata = NULL;
 	unionfs_free_dinfo(di);
 	return ERR_PTR(err);

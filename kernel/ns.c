@@ -116,6 +116,69 @@ void unionfs_ns_forget(struct inode *inode)
 
 	dput(ui->ns);
 	ui->ns = NULL;
+	ui->ns_seq = 0;
+}
+
+/*
+ * A node's record, or which node /ns holds at a name, changed: every
+ * cached verdict is to be read again.  Called after the change (a
+ * reader that saw the old state took the old sequence number first).
+ */
+static void unionfs_ns_changed(struct unionfs_sb_info *sbi)
+{
+	/* The change before the new number: pairs with the read side's rmb. */
+	smp_mb__before_atomic();
+	atomic64_inc(&sbi->ns_seq);
+}
+
+/*
+ * @inode's cached verdict on its node, for upper directory @owner (or
+ * none): true with *@flags if it is still good.  A redirect is not
+ * cached (its entries are read when needed).
+ */
+static bool unionfs_ns_cached(struct unionfs_sb_info *sbi, struct inode *inode,
+			      struct inode *owner, unsigned int *flags)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	bool hit;
+
+	spin_lock(&ui->ns_lock);
+	hit = ui->ns_seq && ui->ns_seq == atomic64_read(&sbi->ns_seq) &&
+	      ui->ns_owner_ino == (owner ? owner->i_ino : 0) &&
+	      ui->ns_owner_gen == (owner ? owner->i_generation : 0);
+	*flags = ui->ns_flags;
+	spin_unlock(&ui->ns_lock);
+	return hit;
+}
+
+/* Keep what the record said, as of sequence number @seq (read before). */
+static void unionfs_ns_keep(struct inode *inode, u64 owner_ino, u32 owner_gen,
+			    u64 seq, unsigned int flags)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+
+	if (flags & ODF_NODE_REDIRECT)
+		seq = 0;
+	spin_lock(&ui->ns_lock);
+	ui->ns_seq = seq;
+	ui->ns_owner_ino = owner_ino;
+	ui->ns_owner_gen = owner_gen;
+	ui->ns_flags = flags;
+	spin_unlock(&ui->ns_lock);
+}
+
+/*
+ * Directory @inode was just looked up: it keeps what the lookup read of
+ * its node (read without an inode to keep it in), so its first use
+ * reads it no more.  An older verdict is only taken as stale later.
+ */
+void unionfs_ns_seed(struct inode *inode, const struct unionfs_ns_node *node)
+{
+	if (node->seq && inode->i_ino == node->uino)
+		unionfs_ns_keep(inode, node->owner_ino, node->owner_gen,
+				node->seq, node->flags &
+				(UNIONFS_NS_DIR | ODF_NODE_OPAQUE |
+				 ODF_NODE_REDIRECT));
 }
 
 /* Check a record read from node @uino; 0 if it is sound. */
@@ -177,6 +240,7 @@ static int unionfs_ns_read_record(struct unionfs_sb_info *sbi,
 
 	node->flags = UNIONFS_NS_DIR;
 	node->rec = NULL;
+	unionfs_count(sbi, UNIONFS_ST_NS_READS);
 	for (;;) {
 		n = kvmalloc(size, GFP_KERNEL);
 		if (!n)
@@ -221,6 +285,38 @@ out:
 }
 
 /*
+ * The record of node dentry @d (a directory) of union directory @uino,
+ * as unionfs_ns_read_record(), from @inode's cached verdict when it is
+ * still good, else read and kept there (@inode may be NULL: read).
+ */
+static int unionfs_ns_read_cached(struct unionfs_sb_info *sbi,
+				  struct inode *inode, struct dentry *d,
+				  u64 uino, struct inode *owner,
+				  struct unionfs_ns_node *node)
+{
+	u64 seq = atomic64_read(&sbi->ns_seq);
+	int err;
+
+	/* Pairs with unionfs_ns_changed(): the record is at least that new. */
+	smp_rmb();
+	node->rec = NULL;
+	node->seq = 0;
+	node->uino = uino;
+	node->owner_ino = owner ? owner->i_ino : 0;
+	node->owner_gen = owner ? owner->i_generation : 0;
+	if (inode && unionfs_ns_cached(sbi, inode, owner, &node->flags))
+		return node->flags ? 0 : -ESTALE;
+	err = unionfs_ns_read_record(sbi, d, uino, owner, node);
+	if (!err || err == -ESTALE) {
+		node->seq = seq;
+		if (inode)
+			unionfs_ns_keep(inode, node->owner_ino,
+					node->owner_gen, seq, node->flags);
+	}
+	return err;
+}
+
+/*
  * The node of union directory @uino (with inode @inode if it has one,
  * standing on upper directory @owner): @node->flags is 0 when there is
  * no valid node.  Called with the mounter's credentials.
@@ -234,11 +330,12 @@ int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
 
 	node->flags = 0;
 	node->rec = NULL;
+	node->seq = 0;
 	d = unionfs_ns_dentry(sbi, inode, uino);
 	if (IS_ERR(d))
 		return PTR_ERR(d);
 	if (d_can_lookup(d))
-		err = unionfs_ns_read_record(sbi, d, uino, owner, node);
+		err = unionfs_ns_read_cached(sbi, inode, d, uino, owner, node);
 	else if (d_is_positive(d))
 		pr_warn_ratelimited("ODF '%s': namespace node %016llx is not a directory: run odfck\n",
 				    sbi->odf_name, uino);
@@ -259,7 +356,7 @@ static int unionfs_ns_node_path(struct inode *dir, struct path *path)
 		return PTR_ERR(d);
 	err = -ENOENT;
 	if (d_can_lookup(d)) {
-		err = unionfs_ns_read_record(sbi, d, dir->i_ino,
+		err = unionfs_ns_read_cached(sbi, dir, d, dir->i_ino,
 					     unionfs_ns_owner(dir), &node);
 		unionfs_ns_node_free(&node);
 		if (err == -ESTALE)
@@ -317,6 +414,7 @@ int unionfs_ns_get(struct dentry *dentry, struct unionfs_ns_node *node)
 
 	node->flags = 0;
 	node->rec = NULL;
+	node->seq = 0;
 	err = unionfs_ns_is_whiteout(d_inode(dentry->d_parent),
 				     &dentry->d_name, &wo);
 	if (err || !inode || !S_ISDIR(inode->i_mode))
@@ -361,6 +459,7 @@ static int unionfs_ns_write_record(struct unionfs_sb_info *sbi,
 	n->n_pad0 = 0;
 	n->n_crc = cpu_to_le32(UNIONFS_CRC(n, len, n_crc));
 	err = __unionfs_do_setxattr(sbi->ns.mnt, d, ODF_NODE_XATTR, n, len, 0);
+	unionfs_ns_changed(sbi);	/* written or not: read it again */
 	kvfree(n);
 	/* No room (a volume made without ea_inode): as if too long. */
 	return err == -ENOSPC || err == -E2BIG ? -EXDEV : err;
@@ -543,6 +642,7 @@ static struct dentry *unionfs_ns_swap(struct unionfs_sb_info *sbi,
 	if (err)
 		dput(d);
 unlock:
+	unionfs_ns_changed(sbi);	/* another node, or none, at @name */
 	unlock_rename(rdir, nsdir);
 	dput(r);	/* the dentries moved with their inodes: @d is in reclaim */
 	return err ? ERR_PTR(err) : d;

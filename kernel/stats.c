@@ -34,6 +34,7 @@ UNIONFS_STAT(readdir_reconciled, UNIONFS_ST_RD_RECONCILED);
 UNIONFS_STAT(readdir_rebuilt, UNIONFS_ST_RD_REBUILT);
 UNIONFS_STAT(map_records, UNIONFS_ST_MAP_RECORDS);
 UNIONFS_STAT(map_reads, UNIONFS_ST_MAP_READS);
+UNIONFS_STAT(ns_reads, UNIONFS_ST_NS_READS);
 UNIONFS_STAT(odf_errors, UNIONFS_ST_ODF_ERRORS);
 UNIONFS_STAT(odf_full, UNIONFS_ST_ODF_FULL);
 
@@ -45,6 +46,7 @@ static struct attribute *unionfs_stat_attrs[] = {
 	&unionfs_stat_readdir_rebuilt.attr,
 	&unionfs_stat_map_records.attr,
 	&unionfs_stat_map_reads.attr,
+	&unionfs_stat_ns_reads.attr,
 	&unionfs_stat_odf_errors.attr,
 	&unionfs_stat_odf_full.attr,
 	NULL

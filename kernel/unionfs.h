@@ -123,6 +123,12 @@ struct unionfs_sb_info {
 	struct srcu_struct odf_srcu;
 	struct unionfs_stats *stats;	/* /sys/fs/unionfs/<dev>/, or NULL */
 	struct mutex odf_lock;	/* serialises ODF namespace and header writes */
+	/*
+	 * Bumped after every change to a node's record or to which node
+	 * /ns holds at a name (ns.c): an inode's cached verdict on its
+	 * node is good while this has not moved.
+	 */
+	atomic64_t ns_seq;
 	struct mutex imap_lock;	/* serialises inode map access */
 	struct path imap_dir;	/* /imap (rw unions) */
 	struct file *imap[2];	/* /imap/forward, /imap/reverse (rw unions) */
@@ -188,6 +194,15 @@ struct unionfs_inode_info {
 	struct unionfs_rdstate *rd;	/* directories: readdir state */
 	spinlock_t ns_lock;
 	struct dentry *ns;	/* directories: the ODF node's dentry, or NULL */
+	/*
+	 * Directories: what the node's record said (ns_flags) for the upper
+	 * directory (ns_owner_ino/gen, 0 for none) when sbi->ns_seq was
+	 * ns_seq (0: nothing cached).  Under ns_lock.
+	 */
+	u64 ns_seq;
+	u64 ns_owner_ino;
+	u32 ns_owner_gen;
+	unsigned int ns_flags;
 	struct inode vfs_inode;
 };
 
@@ -368,6 +383,7 @@ enum unionfs_stat {
 	UNIONFS_ST_RD_REBUILT,		/* ... found damaged and rebuilt */
 	UNIONFS_ST_MAP_RECORDS,		/* inode map records written */
 	UNIONFS_ST_MAP_READS,		/* forward map lookups the filter let by */
+	UNIONFS_ST_NS_READS,		/* namespace node records read */
 	UNIONFS_ST_ODF_ERRORS,		/* ODF errors (the ODF went ERRORS) */
 	UNIONFS_ST_ODF_FULL,		/* operations refused: ODF full */
 	UNIONFS_NR_STATS
@@ -472,9 +488,16 @@ void unionfs_odf_seen_ino(struct unionfs_sb_info *sbi, u64 uino);
 struct unionfs_ns_node {
 	unsigned int flags;	/* ODF_NODE_*, UNIONFS_NS_DIR; 0 = nothing */
 	struct odf_node *rec;	/* REDIRECT: the record with its entries */
+	/* The record was read as of this ns_seq (0: not read) ... */
+	u64 seq;
+	/* ... for union directory uino standing on this upper directory. */
+	u64 uino;
+	u64 owner_ino;
+	u32 owner_gen;
 };
 
 void unionfs_ns_forget(struct inode *inode);
+void unionfs_ns_seed(struct inode *inode, const struct unionfs_ns_node *node);
 void unionfs_ns_node_free(struct unionfs_ns_node *node);
 int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
 		    struct inode *owner, struct unionfs_ns_node *node);

@@ -3,10 +3,12 @@
 # Per-mount statistics (issue 12 item 6): /sys/fs/unionfs/<dev>/, <dev>
 # as mountpoint -d and /proc/self/mountinfo give it, holds one counter
 # per file, counted since the mount: copy_ups, whiteouts, readdir_built,
-# readdir_reconciled, readdir_rebuilt, map_records, map_reads, odf_errors,
-# odf_full.  Each counts what the union did (checked against known
-# operations; map_reads: lookups of objects that have no inode map record
-# read no map, those of a copy do);
+# readdir_reconciled, readdir_rebuilt, map_records, map_reads, ns_reads,
+# odf_errors, odf_full.  Each counts what the union did (checked against
+# known operations; map_reads: lookups of objects that have no inode map
+# record read no map, those of a copy do; ns_reads: a directory's node
+# record is read once and then kept by its inode, so lookups and listings
+# in it read none until the record changes);
 # two mounts have a directory each; it goes at umount.
 . "$SRC/tests/vm/lib.sh"
 
@@ -17,7 +19,7 @@ mkodf_dev "$ODF_DEV"
 opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
 mkdir -p $b1/d $b0/d
 for i in 1 2 3; do echo l$i >$b1/d/l$i; echo u$i >$b0/d/u$i; done
-names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt map_records map_reads odf_errors odf_full"
+names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt map_records map_reads ns_reads odf_errors odf_full"
 
 # stats DIR: "name=value ..." of every counter.
 stats() {
@@ -33,7 +35,7 @@ S=/sys/fs/unionfs/$dev
 expect_eq "files in $S" "$(echo $names | tr ' ' '\n' | sort | paste -sd' ')" \
 	"$(ls $S | sort | paste -sd' ')"
 expect_eq "counters after mount" \
-	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 map_records=0 map_reads=0 odf_errors=0 odf_full=0" \
+	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 map_records=0 map_reads=0 ns_reads=0 odf_errors=0 odf_full=0" \
 	"$(stats $S)"
 ls -li $u/d >/dev/null
 expect_eq "map reads of a listing and lookups with no record on the ODF" 0 "$(cat $S/map_reads)"
@@ -48,6 +50,25 @@ for want in copy_ups=1 whiteouts=2 readdir_built=1 readdir_reconciled=0 \
 done
 mr=$(cat $S/map_records)
 [ "$mr" -ge 2 ] || fail "map_records $mr after a copy-up (UPPER and COPIED records at least)"
+# d has a node now (its whiteouts): its record is read at most once more,
+# then kept by d's inode (spec 5.2), whatever the lookups and listings.
+ls $u/d >/dev/null
+nr=$(cat $S/ns_reads)
+for i in $(seq 200); do [ -e $u/d/absent$i ] && fail "d/absent$i exists"; done
+ls $u/d >/dev/null
+expect_eq "node record reads of 200 lookups and a listing in d" "$nr" "$(cat $S/ns_reads)"
+# A record that changes is read again: d renamed is opaque with a
+# redirect to its lower part, still without l2 and l3.
+mv $u/d $u/dr || fail "mv d dr"
+expect_eq "dr after the rename" "l1 u1 u2 u3" "$(ls $u/dr | paste -sd' ')"
+[ "$(cat $S/ns_reads)" -gt "$nr" ] || fail "the renamed d's new record was not read (ns_reads $(cat $S/ns_reads))"
+mkdir $u/d && echo n >$u/d/new || fail "mkdir d, create d/new"
+expect_eq "a new d where the old one was" "new" "$(ls $u/d | paste -sd' ')"
+mv $u/dr/u2 $u/d/ || fail "mv dr/u2 d/"
+expect_eq "dr after moving u2 out" "l1 u1 u3" "$(ls $u/dr | paste -sd' ')"
+mv $u/d $u/d2 && mv $u/dr $u/d || fail "mv d d2; mv dr d"
+expect_eq "d back" "l1 u1 u3" "$(ls $u/d | paste -sd' ')"
+expect_eq "d2" "new u2" "$(ls $u/d2 | paste -sd' ')"
 ino_l1=$(stat -c %i $u/d/l1)
 echo 2 >/proc/sys/vm/drop_caches
 reads=$(cat $S/map_reads)
