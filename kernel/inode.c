@@ -55,6 +55,7 @@ struct inode *unionfs_alloc_inode(struct super_block *sb)
 	ui->lower_links = 0;
 	ui->rd = NULL;
 	ui->ns = NULL;
+	ui->ns_seq = 0;		/* nothing kept (the number starts at 1) */
 	return &ui->vfs_inode;
 }
 

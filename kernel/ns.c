@@ -132,18 +132,34 @@ static void unionfs_ns_changed(struct unionfs_sb_info *sbi)
 }
 
 /*
+ * The sequence number, taken before a node's dentry is looked up and its
+ * record read: what is read after is at least that new.
+ */
+static u64 unionfs_ns_snap(struct unionfs_sb_info *sbi)
+{
+	u64 seq = atomic64_read(&sbi->ns_seq);
+
+	/* Pairs with unionfs_ns_changed(). */
+	smp_rmb();
+	return seq;
+}
+
+/*
  * @inode's cached verdict on its node, for upper directory @owner (or
- * none): true with *@flags if it is still good.  A redirect is not
+ * none), when the number was @seq before the node's dentry was looked
+ * up: true with *@flags if it was kept at @seq and nothing changed since
+ * (so the dentry is the node the verdict is about).  A redirect is not
  * cached (its entries are read when needed).
  */
 static bool unionfs_ns_cached(struct unionfs_sb_info *sbi, struct inode *inode,
-			      struct inode *owner, unsigned int *flags)
+			      struct inode *owner, u64 seq,
+			      unsigned int *flags)
 {
 	struct unionfs_inode_info *ui = UNIONFS_I(inode);
 	bool hit;
 
 	spin_lock(&ui->ns_lock);
-	hit = ui->ns_seq && ui->ns_seq == atomic64_read(&sbi->ns_seq) &&
+	hit = ui->ns_seq == seq && atomic64_read(&sbi->ns_seq) == seq &&
 	      ui->ns_owner_ino == (owner ? owner->i_ino : 0) &&
 	      ui->ns_owner_gen == (owner ? owner->i_generation : 0);
 	*flags = ui->ns_flags;
@@ -288,23 +304,21 @@ out:
  * The record of node dentry @d (a directory) of union directory @uino,
  * as unionfs_ns_read_record(), from @inode's cached verdict when it is
  * still good, else read and kept there (@inode may be NULL: read).
+ * @seq: unionfs_ns_snap() from before @d was looked up.
  */
 static int unionfs_ns_read_cached(struct unionfs_sb_info *sbi,
 				  struct inode *inode, struct dentry *d,
-				  u64 uino, struct inode *owner,
+				  u64 seq, u64 uino, struct inode *owner,
 				  struct unionfs_ns_node *node)
 {
-	u64 seq = atomic64_read(&sbi->ns_seq);
 	int err;
 
-	/* Pairs with unionfs_ns_changed(): the record is at least that new. */
-	smp_rmb();
 	node->rec = NULL;
 	node->seq = 0;
 	node->uino = uino;
 	node->owner_ino = owner ? owner->i_ino : 0;
 	node->owner_gen = owner ? owner->i_generation : 0;
-	if (inode && unionfs_ns_cached(sbi, inode, owner, &node->flags))
+	if (inode && unionfs_ns_cached(sbi, inode, owner, seq, &node->flags))
 		return node->flags ? 0 : -ESTALE;
 	err = unionfs_ns_read_record(sbi, d, uino, owner, node);
 	if (!err || err == -ESTALE) {
@@ -325,6 +339,7 @@ int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
 		    struct inode *owner, struct unionfs_ns_node *node)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u64 seq = unionfs_ns_snap(sbi);
 	struct dentry *d;
 	int err = 0;
 
@@ -335,7 +350,8 @@ int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
 	if (IS_ERR(d))
 		return PTR_ERR(d);
 	if (d_can_lookup(d))
-		err = unionfs_ns_read_cached(sbi, inode, d, uino, owner, node);
+		err = unionfs_ns_read_cached(sbi, inode, d, seq, uino, owner,
+					     node);
 	else if (d_is_positive(d))
 		pr_warn_ratelimited("ODF '%s': namespace node %016llx is not a directory: run odfck\n",
 				    sbi->odf_name, uino);
@@ -347,6 +363,7 @@ int unionfs_ns_read(struct super_block *sb, struct inode *inode, u64 uino,
 static int unionfs_ns_node_path(struct inode *dir, struct path *path)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(dir->i_sb);
+	u64 seq = unionfs_ns_snap(sbi);
 	struct unionfs_ns_node node;
 	struct dentry *d;
 	int err;
@@ -356,7 +373,7 @@ static int unionfs_ns_node_path(struct inode *dir, struct path *path)
 		return PTR_ERR(d);
 	err = -ENOENT;
 	if (d_can_lookup(d)) {
-		err = unionfs_ns_read_cached(sbi, dir, d, dir->i_ino,
+		err = unionfs_ns_read_cached(sbi, dir, d, seq, dir->i_ino,
 					     unionfs_ns_owner(dir), &node);
 		unionfs_ns_node_free(&node);
 		if (err == -ESTALE)
