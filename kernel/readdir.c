@@ -242,6 +242,29 @@ static int unionfs_wo_test(struct unionfs_wofilter *wf, const char *name,
 }
 
 /*
+ * An entry of branch directory @dir given as DT_UNKNOWN (ISO 9660, NFS
+ * without readdirplus, some FUSE filesystems): its type and inode number
+ * from a lookup.  The type decides what merges and how a lower directory
+ * is numbered, as lookup decides it from the inode; and such a branch's
+ * d_ino need not be its st_ino (ISO 9660 numbers them differently).
+ */
+static void unionfs_entry_resolve(const struct path *dir,
+				  struct unionfs_batch_ent *be)
+{
+	struct dentry *d;
+
+	d = lookup_one_unlocked(unionfs_mnt_idmap(dir->mnt), be->name,
+				dir->dentry, be->len);
+	if (IS_ERR(d))
+		return;		/* lookup will say what is wrong */
+	if (d_is_positive(d)) {
+		be->type = fs_umode_to_dtype(d_inode(d)->i_mode);
+		be->ino = d_inode(d)->i_ino;
+	}
+	dput(d);
+}
+
+/*
  * Call @fn for each name of the merged listing of @dentry: the names of
  * each branch directory in priority order, lower names that a whiteout
  * hides left out.  A name found on several branches comes once per
@@ -287,6 +310,8 @@ int unionfs_dir_stream(struct dentry *dentry, unionfs_name_fn fn, void *arg)
 						continue;
 					}
 				}
+				if (be->type == DT_UNKNOWN)
+					unionfs_entry_resolve(&part, be);
 				err = fn(arg, be->name, be->len, be->ino,
 					 be->type, bindex);
 			}
@@ -639,15 +664,19 @@ static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 			struct unionfs_batch_ent *be = &b->ent[i];
 			u64 uino;
 
-			if (be->len == 1 && be->name[0] == '.')
+			if (be->len == 1 && be->name[0] == '.') {
 				uino = inode->i_ino;
-			else if (be->len == 2 && be->name[0] == '.' &&
-				 be->name[1] == '.')
+			} else if (be->len == 2 && be->name[0] == '.' &&
+				   be->name[1] == '.') {
 				uino = unionfs_parent_ino(file);
-			else
+			} else {
+				if (be->type == DT_UNKNOWN)
+					unionfs_entry_resolve(&df->realfile->f_path,
+							      be);
 				err = unionfs_uino_entry(sb, bindex, rdir,
 							 be->name, be->len,
 							 be->ino, &uino);
+			}
 			if (err)
 				goto out;
 			ctx->pos = be->pos;

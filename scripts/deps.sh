@@ -18,6 +18,7 @@ set -eu
 #             dmsetup (dm-log-writes and dm-snapshot targets of the power-cut
 #             tests, tests/vm/tests/union-powercut.sh)
 #             xz-utils (6.12's modules are .ko.xz; the initramfs unpacks them)
+#             xorriso (an ISO 9660 branch, tests/vm/tests/union-dtunknown.sh)
 #   --kver KVER: linux-image-KVER and linux-headers-KVER, the guest kernel
 #             and the headers the module is built against for that
 #             release (make check KVER=6.12.118+deb12-amd64; the default
@@ -35,7 +36,7 @@ packages="gcc make libc6-dev pkg-config
 	linux-headers-amd64 linux-image-amd64
 	libext2fs-dev comerr-dev e2fsprogs linux-libc-dev libblkid-dev check libsubunit-dev
 	qemu-system-x86 busybox-static cpio kmod
-	xfsprogs attr acl util-linux python3 sparse dmsetup xz-utils
+	xfsprogs attr acl util-linux python3 sparse dmsetup xz-utils xorriso
 	nfs-kernel-server nfs-common rpcbind iproute2"
 while [ $# -gt 0 ]; do
 	case $1 in
