@@ -24,7 +24,8 @@
 #   make check-deb    the same with the packages of make deb installed by apt
 #   make deb        Debian packages odf-tools and unionfs-dkms in build/deb/
 #                   (dpkg-buildpackage, debian/), checked by lintian
-#   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600)
+#   make fuzz       fuzz the ODF parsers for FUZZ_SECONDS (default 600),
+#                   then mount damaged ODFs in the VM as long (the module)
 #   make sparse     the module through sparse (C=1)
 #   make install    the tools, /sbin/mount.unionfs and the man pages
 #                   (DESTDIR=, PREFIX=/usr, HELPERDIR=/sbin)
@@ -161,10 +162,18 @@ check-fresh:
 	@scripts/deps.sh --fresh
 	@scripts/check-fresh.sh
 
+# First the parsers of tools/lib and odfck under libFuzzer, then the
+# module: union-odf-damage's structure-aware mutations of every ODF
+# structure, each volume mounted and used in the VM, for as long (at most
+# the 2400 s the long test's timeout allows).
 FUZZ_SECONDS ?= 600
 fuzz: deps
 	@scripts/deps.sh --fuzz
 	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory all
+	VM_TEST_ENV="DAMAGE_SECONDS=$$(( $(FUZZ_SECONDS) < 2400 ? $(FUZZ_SECONDS) : 2400 ))" \
+		tests/vm/run.sh --kver "$(KVER)" --out build/vm-fuzz \
+		tests/vm/long/union-odf-damage-long.sh
 
 install: tools
 	$(MAKE) -C tools install
