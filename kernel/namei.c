@@ -203,7 +203,6 @@ static int unionfs_lookup_branches(struct dentry *parent,
 out:
 	if (di->top == UINT_MAX)
 		di->top = di->nlower;	/* negative, or on the upper branch */
-	unionfs_ns_node_free(node);
 	return err;
 }
 

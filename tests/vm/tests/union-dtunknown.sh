@@ -48,38 +48,30 @@ check_view() {
 	expect_eq "$1: y/yf" "y" "$(cat $u/y/yf)"
 }
 
-# Case A: dirs=b0:b1, then the ISO added on top of the lower branches
-# (it gets the newest id, so m/ and m/s/ are numbered after b1's parts).
-mkbranch ext4 "$(nth_disk 1)" $b0
-setup_b1
-mkodf_dev "$ODF_DEV"
-union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
-mount -o remount,add=$dvd=ro $u || fail "case A: remount,add=$dvd"
-expect_eq "case A: m/ after the add is numbered after b1's part" \
-	"$(uino 2 "$(ino $b1/m)")" "$(ino $u/m)"
-check_view "case A"
-union_umount $u
-union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$dvd=ro:$b1=ro"
-echo 3 >/proc/sys/vm/drop_caches
-check_view "case A, fresh mount"
-union_umount $u
-odf_check
+# run_case NAME FIRST ADDED OLDEST: mount dirs=b0:FIRST, add ADDED above
+# FIRST; m/ must be numbered after OLDEST's part (branch id 2, the
+# first lower branch of the set).  Then list it all again from a fresh
+# mount of the new set.
+run_case() {
+	mountpoint -q $b0 && umount $b0 $b1
+	mkbranch ext4 "$(nth_disk 1)" $b0
+	setup_b1
+	mkodf_dev "$ODF_DEV"
+	union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$2=ro"
+	mount -o remount,add=$3=ro $u || fail "$1: remount,add=$3"
+	expect_eq "$1: m/ after the add is numbered after $4's part" \
+		"$(uino 2 "$(ino $4/m)")" "$(ino $u/m)"
+	check_view "$1"
+	union_umount $u
+	union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$3=ro:$2=ro"
+	echo 3 >/proc/sys/vm/drop_caches
+	check_view "$1, fresh mount"
+	union_umount $u
+	odf_check
+}
 
-# Case B: dirs=b0:ISO, then b1 added on top (m/ is numbered after the
-# ISO's part, the oldest, while b1's part is listed first).
-umount $b0 $b1
-mkbranch ext4 "$(nth_disk 1)" $b0
-setup_b1
-mkodf_dev "$ODF_DEV"
-union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$dvd=ro"
-mount -o remount,add=$b1=ro $u || fail "case B: remount,add=$b1"
-expect_eq "case B: m/ after the add is numbered after the ISO's part" \
-	"$(uino 2 "$(ino $dvd/m)")" "$(ino $u/m)"
-check_view "case B"
-union_umount $u
-union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$b1=ro:$dvd=ro"
-echo 3 >/proc/sys/vm/drop_caches
-check_view "case B, fresh mount"
-union_umount $u
-odf_check
+# Case A: the ISO added above b1 (it gets the newest id).
+run_case "case A" $b1 $dvd $b1
+# Case B: b1 added above the ISO, whose part is the oldest.
+run_case "case B" $dvd $b1 $dvd
 umount $dvd
