@@ -50,12 +50,15 @@ static int unionfs_may_open_real(struct file *file, const struct path *real)
 
 /*
  * Union files open on each branch, for remount del= (EBUSY while any is
- * open or mapped): the branch is the one of the real file's mount.
+ * open or mapped): the branch is the one of the real file's mount.  A
+ * directory listed through its one branch directory (readdir.c) counts
+ * too.
  */
-static struct unionfs_branch *unionfs_file_branch(struct file *file)
+static struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
+						  struct file *realfile)
 {
-	struct unionfs_sb_info *sbi = UNIONFS_SB(file_inode(file)->i_sb);
-	struct vfsmount *mnt = unionfs_real_file(file)->f_path.mnt;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct vfsmount *mnt = realfile->f_path.mnt;
 	/* Pairs with the release in unionfs_newset_commit(). */
 	unsigned int i, n = smp_load_acquire(&sbi->nbranches);
 
@@ -66,13 +69,14 @@ static struct unionfs_branch *unionfs_file_branch(struct file *file)
 }
 
 /*
- * Count an open (@delta 1): ESTALE if its branch is leaving or gone (a
- * remount del= that did not see this open, or a name found under a
- * directory still in the old set).
+ * Count an open of @realfile for union @sb (@delta 1): ESTALE if its
+ * branch is leaving or gone (a remount del= that did not see this open,
+ * or a name found under a directory still in the old set).
  */
-static int unionfs_count_open(struct file *file, int delta)
+int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
+			    int delta)
 {
-	struct unionfs_branch *br = unionfs_file_branch(file);
+	struct unionfs_branch *br = unionfs_file_branch(sb, realfile);
 
 	if (!br)
 		return 0;
@@ -85,6 +89,12 @@ static int unionfs_count_open(struct file *file, int delta)
 		return 0;
 	atomic_dec(&br->open_files);
 	return -ESTALE;
+}
+
+static int unionfs_count_open(struct file *file, int delta)
+{
+	return unionfs_count_real_open(file_inode(file)->i_sb,
+				       unionfs_real_file(file), delta);
 }
 
 /*

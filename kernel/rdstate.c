@@ -1368,6 +1368,35 @@ bool unionfs_rd_usable(struct dentry *dentry)
 	return true;
 }
 
+/*
+ * Has @dentry a readdir state on the ODF (or is one being built)?  A
+ * directory that has one is always listed from it (section 7), so that
+ * offsets handed out once stay valid when it has one part again.  An
+ * error other than "no such file" says yes: the state path reports it.
+ */
+bool unionfs_rd_exists(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+	struct unionfs_rdstate *rd = READ_ONCE(UNIONFS_I(inode)->rd);
+	const struct cred *old_cred;
+	char name[RD_NAME_MAX];
+	struct dentry *d;
+	bool ret;
+
+	if (rd && READ_ONCE(rd->file))
+		return true;
+	unionfs_rd_fname(name, inode->i_ino, false);
+	old_cred = unionfs_override_creds(inode->i_sb);
+	d = lookup_one_len_unlocked(name, sbi->readdir.dentry, strlen(name));
+	revert_creds(old_cred);
+	if (IS_ERR(d))
+		return PTR_ERR(d) != -ENOENT;
+	ret = d_really_is_positive(d);
+	dput(d);
+	return ret;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reading                                                              */
 /* ------------------------------------------------------------------ */

@@ -709,10 +709,81 @@ static bool unionfs_rd_fallback(struct file *file, int err)
 	return true;
 }
 
+/*
+ * How a directory is listed (docs/odf-format.md section 7): through its
+ * one branch directory when it has one part and no readdir state (its
+ * offsets are then that directory's own: nothing is merged or hidden,
+ * since whiteouts go only into nodes of directories with an upper part,
+ * section 3); from its state otherwise.
+ */
+static bool unionfs_dir_listed_through(struct dentry *dentry)
+{
+	return !unionfs_dir_is_merged(dentry) && !unionfs_rd_exists(dentry);
+}
+
+/* Open the one branch directory a listed-through directory shows. */
+static int unionfs_dir_open_real(struct file *file,
+				 struct unionfs_dir_file *df)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	struct file *realfile;
+	struct path real;
+	int err;
+
+	unionfs_real_path(dentry, &real);
+	realfile = dentry_open(&real, file->f_flags, current_cred());
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
+	/* A lower branch's directory: del= of that branch is EBUSY. */
+	err = unionfs_count_real_open(dentry->d_sb, realfile, 1);
+	if (err) {
+		fput(realfile);
+		return err;
+	}
+	df->realfile = realfile;
+	df->mode = UNIONFS_DIR_PASS;
+	return 0;
+}
+
+static void unionfs_dir_close_real(struct file *file,
+				   struct unionfs_dir_file *df)
+{
+	if (!df->realfile)
+		return;
+	unionfs_count_real_open(file_inode(file)->i_sb, df->realfile, -1);
+	fput(df->realfile);
+	df->realfile = NULL;
+}
+
+/* The mode of a directory not listed through. */
+static enum unionfs_dir_mode unionfs_dir_state_mode(struct dentry *dentry)
+{
+	return unionfs_rd_usable(dentry) ? UNIONFS_DIR_STATE :
+					   UNIONFS_DIR_MEMORY;
+}
+
+/*
+ * Listed through at open but merged since: a read from the start
+ * (rewinddir) lists it from its state from now on.  Until then the
+ * stream goes on in its branch directory, as a listing may or may not
+ * show names added or removed after it was opened (POSIX readdir).
+ */
+static void unionfs_dir_rewind(struct file *file, struct unionfs_dir_file *df)
+{
+	struct dentry *dentry = file->f_path.dentry;
+
+	if (df->mode != UNIONFS_DIR_PASS || unionfs_dir_listed_through(dentry))
+		return;
+	unionfs_dir_close_real(file, df);
+	df->mode = unionfs_dir_state_mode(dentry);
+}
+
 static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
 
+	if (ctx->pos == 0)
+		unionfs_dir_rewind(file, df);
 	switch (df->mode) {
 	case UNIONFS_DIR_PASS:
 		return unionfs_iterate_single(file, ctx);
@@ -760,36 +831,29 @@ static int unionfs_dir_open(struct inode *inode, struct file *file)
 {
 	struct dentry *dentry = file->f_path.dentry;
 	struct unionfs_dir_file *df;
-	struct file *realfile;
-	struct path real;
+	int err;
 
 	df = kzalloc(sizeof(*df), GFP_KERNEL);
 	if (!df)
 		return -ENOMEM;
 	file->private_data = df;
-	if (unionfs_dir_has_lower(dentry)) {
-		df->mode = unionfs_rd_usable(dentry) ? UNIONFS_DIR_STATE :
-						       UNIONFS_DIR_MEMORY;
+	if (!unionfs_dir_listed_through(dentry)) {
+		df->mode = unionfs_dir_state_mode(dentry);
 		return 0;
 	}
-	df->mode = UNIONFS_DIR_PASS;
-	unionfs_real_path(dentry, &real);
-	realfile = dentry_open(&real, file->f_flags, current_cred());
-	if (IS_ERR(realfile)) {
+	err = unionfs_dir_open_real(file, df);
+	if (err) {
 		kfree(df);
 		file->private_data = NULL;
-		return PTR_ERR(realfile);
 	}
-	df->realfile = realfile;
-	return 0;
+	return err;
 }
 
 static int unionfs_dir_release(struct inode *inode, struct file *file)
 {
 	struct unionfs_dir_file *df = file->private_data;
 
-	if (df->realfile)
-		fput(df->realfile);
+	unionfs_dir_close_real(file, df);
 	unionfs_rdcache_free(df->cache);
 	kfree(df);
 	return 0;

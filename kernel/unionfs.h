@@ -629,6 +629,8 @@ void unionfs_export_init(struct super_block *sb);
 /* file.c */
 extern const struct file_operations unionfs_file_fops;
 int unionfs_open_on(struct file *file, struct file *realfile);
+int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
+			    int delta);
 
 /* readdir.c: directory files; the merged listing, streamed */
 extern const struct file_operations unionfs_dir_fops;
@@ -661,6 +663,7 @@ void unionfs_rd_del(struct unionfs_rd_txn *t, const struct qstr *name);
 void unionfs_rd_end(struct unionfs_rd_txn *t, int err);
 void unionfs_rd_drop(struct dentry *dir);
 bool unionfs_rd_usable(struct dentry *dentry);
+bool unionfs_rd_exists(struct dentry *dentry);
 int unionfs_rd_iterate(struct file *file, struct dir_context *ctx);
 int unionfs_rd_names_before(struct dentry *dentry, loff_t pos,
 			    int (*fn)(void *arg, const char *name, int len),

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """halfdir: read a directory with getdents64 in two halves on one open fd.
 
-usage: halfdir.py DIR COUNT READY GO OUT
+usage: halfdir.py DIR COUNT READY GO OUT [rewind]
 Opens DIR, reads at least COUNT names with a small getdents64 buffer,
 writes them to OUT, creates the file READY and waits until the file GO
 exists (the server is remounted meanwhile), then reads on to the end on
 the same descriptor and appends the rest to OUT.  Lines of OUT: "1 NAME"
 for the first part, "2 NAME" for the rest; "." and ".." are left out.
+With "rewind", the descriptor is then sought to 0 (rewinddir) and read
+whole again: lines "3 NAME".
 An error is written as "error ERRNO-NAME" and the exit status is 1.
 """
 import ctypes
@@ -37,7 +39,8 @@ def getdents(fd, buf):
 
 
 def main():
-    d, count, ready, go, out = sys.argv[1:]
+    d, count, ready, go, out = sys.argv[1:6]
+    rewind = sys.argv[6:] == ["rewind"]
     buf = ctypes.create_string_buffer(2048)
     fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
     with open(out, "w") as f:
@@ -52,6 +55,10 @@ def main():
                         time.sleep(0.2)
                     part = 2
                 n, names = getdents(fd, buf)
+                if n == 0 and rewind and part == 2:
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    part = 3
+                    continue
                 if n == 0:
                     break
                 for name in names:
