@@ -50,6 +50,12 @@
 struct unionfs_rdstate {
 	struct rw_semaphore sem;
 	struct file *file;	/* the open state file, NULL until known */
+	/*
+	 * Bumped (under sem, for writing) after every change of the state
+	 * file or of which file it is: a directory stream's view of it
+	 * (unionfs_rd_iterate()) is good while the number stays.
+	 */
+	u64 seq;
 };
 
 /* One entry as decoded from its slots. */
@@ -79,6 +85,12 @@ struct unionfs_rdio {
 	/* builds: the block being appended to, kept in memory */
 	u32 cur_blk;
 	bool cur_valid;
+	/* reads: the record block in rbuf */
+	u32 rblk;
+	bool rblk_valid;
+	/* a directory stream's view: rd->seq and sbi->br_gen it is good for */
+	u64 seq;
+	unsigned int br_gen;
 };
 
 static struct lock_class_key unionfs_rd_keys[FILESYSTEM_MAX_STACK_DEPTH + 1];
@@ -1306,6 +1318,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	unionfs_count(sbi, what);
 	unionfs_rd_detach(rd);
 	rd->file = f;
+	WRITE_ONCE(rd->seq, rd->seq + 1);
 	io->f = f;
 	return unionfs_rd_load(io, inode->i_ino);
 }
@@ -1411,10 +1424,15 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
 		u32 end = min_t(u32, RD_SPB, io->next - blk * RD_SPB);
 
-		err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
-				       io->rec_pos + (loff_t)blk * RD_BLK);
-		if (err)
-			return err;
+		if (!io->rblk_valid || io->rblk != blk) {
+			io->rblk_valid = false;
+			err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
+					       io->rec_pos + (loff_t)blk * RD_BLK);
+			if (err)
+				return err;
+			io->rblk = blk;
+			io->rblk_valid = true;
+		}
 		while (i < end) {
 			u8 *p = io->rbuf + i * RD_SLOT;
 
@@ -1424,8 +1442,10 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 				continue;
 			}
 			err = unionfs_rd_decode(p, end - i, io->seed, &io->ent);
-			if (err)
+			if (err) {
+				io->rblk_valid = false;
 				return err;
+			}
 			if (io->ent.live) {
 				ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
 				if (!dir_emit(ctx, io->ent.name, io->ent.len,
@@ -1452,6 +1472,7 @@ static void unionfs_rd_discard(struct unionfs_rdstate *rd, struct dentry *dentry
 
 	down_write(&rd->sem);
 	unionfs_rd_detach(rd);
+	WRITE_ONCE(rd->seq, rd->seq + 1);
 	unionfs_rd_damaged(dentry, "is damaged");
 	unionfs_rd_fname(name, d_inode(dentry)->i_ino, false);
 	if (unionfs_odf_write_begin(sbi, &idx)) {
@@ -1461,9 +1482,43 @@ static void unionfs_rd_discard(struct unionfs_rdstate *rd, struct dentry *dentry
 	up_write(&rd->sem);
 }
 
-int unionfs_rd_iterate(struct file *file, struct dir_context *ctx)
+/* A directory stream's view of the state (unionfs_rd_iterate()). */
+void unionfs_rd_stream_free(struct unionfs_rdio *io)
+{
+	if (!io)
+		return;
+	fput(io->f);
+	unionfs_rdio_free(io);
+}
+
+/*
+ * Is the view @io a stream kept still that of the state as it is?  The
+ * state's number moves at every change of its file, the branch
+ * generation at every branch change.
+ */
+static bool unionfs_rd_kept_good(struct unionfs_rdio *io, struct dentry *dentry)
+{
+	struct unionfs_rdstate *rd = READ_ONCE(UNIONFS_I(d_inode(dentry))->rd);
+
+	return io && rd && io->seq == READ_ONCE(rd->seq) &&
+	       io->br_gen == READ_ONCE(UNIONFS_SB(dentry->d_sb)->br_gen);
+}
+
+/*
+ * List @file's directory from its state.  A stream keeps its view of the
+ * state in *@keep between reads: a read that does not start the listing
+ * over (offset 0, rewinddir) uses it as long as the state did not change
+ * through the union and the branch set is the same, without checking the
+ * stamps again; so a change made directly in a branch shows from the next
+ * rewind or open on, as readdir(3) allows.  Seeks within an open stream
+ * then cost a block read, or none.
+ */
+int unionfs_rd_iterate(struct file *file, struct dir_context *ctx,
+		       struct unionfs_rdio **keep)
 {
 	struct dentry *dentry = file->f_path.dentry;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	bool rewind = ctx->pos == ODF_RD_OFF_DOT;
 	struct unionfs_rdstate *rd;
 	const struct cred *old_cred;
 	struct unionfs_rdio *io;
@@ -1474,7 +1529,18 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx)
 	if (ctx->pos > ODF_RD_OFF_MAX)
 		return 0;
 	old_cred = unionfs_override_creds(dentry->d_sb);
+	if (!rewind && unionfs_rd_kept_good(*keep, dentry)) {
+		err = unionfs_rd_emit(*keep, ctx);
+		if (err != -EUCLEAN) {
+			revert_creds(old_cred);
+			return err;
+		}
+	}
+	unionfs_rd_stream_free(*keep);
+	*keep = NULL;
 	do {
+		unsigned int br_gen = READ_ONCE(sbi->br_gen);
+
 		err = unionfs_rd_ready(dentry, &rd, &io);
 		if (err)
 			break;
@@ -1486,10 +1552,20 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx)
 		 * writes another file.
 		 */
 		get_file(io->f);
+		io->seq = rd->seq;
+		io->br_gen = br_gen;
 		up_read(&rd->sem);
 		err = unionfs_rd_emit(io, ctx);
-		fput(io->f);
-		unionfs_rdio_free(io);
+		if (!err) {
+			/* What emit does not need goes now. */
+			kfree(io->h);
+			kfree(io->ibuf);
+			io->h = NULL;
+			io->ibuf = NULL;
+			*keep = io;
+			break;
+		}
+		unionfs_rd_stream_free(io);
 		if (err == -EUCLEAN)
 			unionfs_rd_discard(rd, dentry);
 	} while (err == -EUCLEAN && ++tries < 2);
@@ -1676,6 +1752,7 @@ void unionfs_rd_end(struct unionfs_rd_txn *t, int err)
 		revert_creds(old_cred);
 	}
 	unionfs_rdio_free(t->io);
+	WRITE_ONCE(t->rd->seq, t->rd->seq + 1);
 	up_write(&t->rd->sem);
 	t->rd = NULL;
 }
@@ -1694,6 +1771,7 @@ void unionfs_rd_drop(struct dentry *dir)
 	if (rd) {
 		down_write(&rd->sem);
 		unionfs_rd_detach(rd);
+		WRITE_ONCE(rd->seq, rd->seq + 1);
 	}
 	unionfs_rd_fname(name, inode->i_ino, false);
 	old_cred = unionfs_override_creds(dir->d_sb);

@@ -504,6 +504,7 @@ struct unionfs_dir_file {
 	enum unionfs_dir_mode mode;
 	struct file *realfile;		/* UNIONFS_DIR_PASS */
 	struct unionfs_rdcache *cache;	/* UNIONFS_DIR_MEMORY */
+	struct unionfs_rdio *kept;	/* UNIONFS_DIR_STATE: the view read */
 };
 
 static u64 unionfs_parent_ino(struct file *file)
@@ -788,11 +789,13 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 	case UNIONFS_DIR_PASS:
 		return unionfs_iterate_single(file, ctx);
 	case UNIONFS_DIR_STATE: {
-		int err = unionfs_rd_iterate(file, ctx);
+		int err = unionfs_rd_iterate(file, ctx, &df->kept);
 
 		if (!unionfs_rd_fallback(file, err))
 			return err;
 		df->mode = UNIONFS_DIR_MEMORY;
+		unionfs_rd_stream_free(df->kept);
+		df->kept = NULL;
 		if (ctx->pos > ODF_RD_OFF_FIRST) {
 			err = unionfs_iterate_resume(file, ctx);
 			if (err)
@@ -854,6 +857,7 @@ static int unionfs_dir_release(struct inode *inode, struct file *file)
 	struct unionfs_dir_file *df = file->private_data;
 
 	unionfs_dir_close_real(file, df);
+	unionfs_rd_stream_free(df->kept);
 	unionfs_rdcache_free(df->cache);
 	kfree(df);
 	return 0;

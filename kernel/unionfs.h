@@ -664,7 +664,9 @@ void unionfs_rd_end(struct unionfs_rd_txn *t, int err);
 void unionfs_rd_drop(struct dentry *dir);
 bool unionfs_rd_usable(struct dentry *dentry);
 bool unionfs_rd_exists(struct dentry *dentry);
-int unionfs_rd_iterate(struct file *file, struct dir_context *ctx);
+int unionfs_rd_iterate(struct file *file, struct dir_context *ctx,
+		       struct unionfs_rdio **keep);
+void unionfs_rd_stream_free(struct unionfs_rdio *io);
 int unionfs_rd_names_before(struct dentry *dentry, loff_t pos,
 			    int (*fn)(void *arg, const char *name, int len),
 			    void *arg);
