@@ -756,11 +756,19 @@ static void unionfs_dir_close_real(struct file *file,
 	df->realfile = NULL;
 }
 
-/* The mode of a directory not listed through. */
+/*
+ * The mode of a directory not listed through.  A read-only union cannot
+ * build or reconcile a state: a directory that has none is listed from
+ * memory.  One whose state went stale starts on it all the same, so
+ * that a read at an offset the state handed out (a new open and a seek,
+ * an NFS READDIR) goes on from memory after the names the state has
+ * below that offset (unionfs_iterate_resume()), not at a position of
+ * the memory listing.
+ */
 static enum unionfs_dir_mode unionfs_dir_state_mode(struct dentry *dentry)
 {
-	return unionfs_rd_usable(dentry) ? UNIONFS_DIR_STATE :
-					   UNIONFS_DIR_MEMORY;
+	return unionfs_rd_usable(dentry) || unionfs_rd_exists(dentry) ?
+	       UNIONFS_DIR_STATE : UNIONFS_DIR_MEMORY;
 }
 
 /*
