@@ -715,11 +715,26 @@ static bool unionfs_rd_fallback(struct file *file, int err)
  * one branch directory when it has one part and no readdir state (its
  * offsets are then that directory's own: nothing is merged or hidden,
  * since whiteouts go only into nodes of directories with an upper part,
- * section 3); from its state otherwise.
+ * 3.5); from its state otherwise.  A lower-only directory that has a
+ * namespace node all the same (written by odfck --convert from a format
+ * 1 whiteout, or by a module before rule 3.5) needs its filter.
  */
 static bool unionfs_dir_listed_through(struct dentry *dentry)
 {
-	return !unionfs_dir_is_merged(dentry) && !unionfs_rd_exists(dentry);
+	const struct cred *old_cred;
+	struct path p;
+	int err;
+
+	if (unionfs_dir_is_merged(dentry) || unionfs_rd_exists(dentry))
+		return false;
+	if (!unionfs_dir_has_lower(dentry))
+		return true;
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	err = unionfs_ns_lookup_dir(dentry, &p);
+	revert_creds(old_cred);
+	if (!err)
+		path_put(&p);
+	return err == -ENOENT;
 }
 
 /* Open the one branch directory a listed-through directory shows. */
