@@ -17,7 +17,12 @@ struct unionfs_dentry_info *unionfs_alloc_dinfo(unsigned int nlower)
 {
 	struct unionfs_dentry_info *di;
 
-	di = kzalloc(struct_size(di, lower, nlower), GFP_KERNEL);
+	/*
+	 * Freed with its dentry, which the dcache shrinker frees: so the
+	 * memory is reclaimable, and counts as such, as the dentry does.
+	 */
+	di = kzalloc(struct_size(di, lower, nlower),
+		     GFP_KERNEL_ACCOUNT | __GFP_RECLAIMABLE);
 	if (di) {
 		di->cap = nlower;
 		di->nlower = 0;		/* entries are counted as they are filled */
