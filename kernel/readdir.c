@@ -505,6 +505,7 @@ struct unionfs_dir_file {
 	struct file *realfile;		/* UNIONFS_DIR_PASS */
 	struct unionfs_rdcache *cache;	/* UNIONFS_DIR_MEMORY */
 	struct unionfs_rdio *kept;	/* UNIONFS_DIR_STATE: the view read */
+	bool opened;	/* mode chosen by open, no read from 0 since */
 };
 
 static u64 unionfs_parent_ino(struct file *file)
@@ -806,8 +807,10 @@ static int unionfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
 
-	if (ctx->pos == 0)
+	/* The first read after open goes by the mode open just chose. */
+	if (ctx->pos == 0 && !df->opened)
 		unionfs_dir_rewind(file, df);
+	df->opened = false;
 	switch (df->mode) {
 	case UNIONFS_DIR_PASS:
 		return unionfs_iterate_single(file, ctx);
@@ -863,6 +866,7 @@ static int unionfs_dir_open(struct inode *inode, struct file *file)
 	if (!df)
 		return -ENOMEM;
 	file->private_data = df;
+	df->opened = true;
 	if (!unionfs_dir_listed_through(dentry)) {
 		df->mode = unionfs_dir_state_mode(dentry);
 		return 0;
