@@ -42,9 +42,20 @@ int unionfs_odf_write(struct file *f, const void *buf, size_t len, loff_t pos)
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset)
 {
 	static const __le32 zero;
+	u8 copy[128];
 	u32 crc;
 
-	/* The checksum field counts as zero (ext4 metadata_csum style). */
+	/*
+	 * The checksum field counts as zero (ext4 metadata_csum style).  A
+	 * small buffer (a readdir entry, a map record) is checksummed as a
+	 * copy with the field zeroed: one call instead of three, which is
+	 * most of the cost at this size.
+	 */
+	if (len <= sizeof(copy)) {
+		memcpy(copy, buf, len);
+		memset(copy + crc_offset, 0, sizeof(zero));
+		return crc32c(~0U, copy, len);
+	}
 	crc = crc32c(~0U, buf, crc_offset);
 	crc = crc32c(crc, &zero, sizeof(zero));
 	return crc32c(crc, buf + crc_offset + sizeof(zero),

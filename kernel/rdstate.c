@@ -46,6 +46,7 @@
 #define RD_MAX_SLOTS	(ODF_RD_OFF_MAX - ODF_RD_OFF_FIRST)
 #define RD_MAX_BUCKETS	BIT(20)
 #define RD_NAME_MAX	(ODF_RD_NAME_LEN + sizeof(ODF_TMP_SUFFIX))
+#define RD_CHECKED_BLOCKS 4096	/* 512 bytes a stream: 262,144 slots */
 
 struct unionfs_rdstate {
 	struct rw_semaphore sem;
@@ -85,12 +86,15 @@ struct unionfs_rdio {
 	/* builds: the block being appended to, kept in memory */
 	u32 cur_blk;
 	bool cur_valid;
-	/* reads: the record block in rbuf */
-	u32 rblk;
-	bool rblk_valid;
 	/* a directory stream's view: rd->seq and sbi->br_gen it is good for */
 	u64 seq;
 	unsigned int br_gen;
+	/*
+	 * Record blocks this view has checked whole (every entry's
+	 * checksum): listed again without checking (unionfs_rd_emit()).
+	 * Blocks past the map are checked at every read.
+	 */
+	DECLARE_BITMAP(checked, RD_CHECKED_BLOCKS);
 };
 
 static struct lock_class_key unionfs_rd_keys[FILESYSTEM_MAX_STACK_DEPTH + 1];
@@ -370,8 +374,9 @@ static int unionfs_rd_write_header(struct unionfs_rdio *io,
  * Decode the entry whose head is the first of @avail slots at @p; the
  * checksum covers all its slots.
  */
-static int unionfs_rd_decode(const u8 *p, unsigned int avail, u32 seed,
-			     struct unionfs_rd_ent *e)
+static int unionfs_rd_decode_checked(const u8 *p, unsigned int avail,
+				     u32 seed, bool hash,
+				     struct unionfs_rd_ent *e)
 {
 	const struct odf_rd_ent *h = (const void *)p;
 	unsigned int n = h->re_nslots, len = h->re_name_len, k, off;
@@ -392,11 +397,15 @@ static int unionfs_rd_decode(const u8 *p, unsigned int avail, u32 seed,
 	}
 	e->name[len] = 0;
 	/* Names never hold '/' or NUL and are never "." or ".." (7.3). */
-	if (strlen(e->name) != len || strchr(e->name, '/') ||
+	if (memchr(e->name, 0, len) || memchr(e->name, '/', len) ||
 	    (e->name[0] == '.' && (len == 1 || (len == 2 && e->name[1] == '.'))))
 		return -EUCLEAN;
-	/* A name that is not the one hashed (the index finds by hash). */
-	if (le32_to_cpu(h->re_hash) != unionfs_rd_hash(seed, e->name, len))
+	/*
+	 * A name that is not the one hashed (the index finds by hash): a
+	 * writer's fault, not damage (the checksum covers both), looked for
+	 * where the index is used.
+	 */
+	if (hash && le32_to_cpu(h->re_hash) != unionfs_rd_hash(seed, e->name, len))
 		return -EUCLEAN;
 	e->len = len;
 	e->nslots = n;
@@ -406,6 +415,12 @@ static int unionfs_rd_decode(const u8 *p, unsigned int avail, u32 seed,
 	e->branch = le16_to_cpu(h->re_branch);
 	e->hash = le32_to_cpu(h->re_hash);
 	return 0;
+}
+
+static int unionfs_rd_decode(const u8 *p, unsigned int avail, u32 seed,
+			     struct unionfs_rd_ent *e)
+{
+	return unionfs_rd_decode_checked(p, avail, seed, true, e);
 }
 
 /* Encode an entry into its slots at @p (zeroed here); returns nslots. */
@@ -731,12 +746,36 @@ static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
 /* Build and reconcile (section 7.5)                                    */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A build's index entries wait here and go to the file a bucket at a
+ * time (unionfs_rdb_flush()): one write per bucket per flush, not one
+ * per name.  Bounded: at most RD_STAGE_MAX entries, whatever the size.
+ */
+#define RD_STAGE_MAX	16384
+
+#define RD_FILTER_BITS	BIT(19)		/* 64 KiB */
+
+struct unionfs_rdstage {
+	u32 cap, n, tmask;
+	bool flushed;		/* the file's index holds entries */
+	/*
+	 * Names in the file's index, two bits each by hash: a name whose
+	 * bits are not both set is not there, and the index is not read.
+	 */
+	unsigned long *filter;
+	u32 *hash, *slot;	/* the entries, in order of arrival */
+	u64 *order, *tmp;	/* flush: home bucket << 32 | entry */
+	u32 *tab;		/* hash table of the entries: entry + 1 */
+};
+
 struct unionfs_rdbuild {
 	struct super_block *sb;
+	struct unionfs_rdstage st;
 	struct dentry *udir;		/* the upper part, or NULL */
 	struct unionfs_rdio *n;		/* the new file, <ino>.new */
 	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
 	u32 live, tomb;
+	int first;			/* the branch index of the first part */
 	/*
 	 * Lower directories a lower branch below gave again, by slot: the
 	 * branch id of the part the entry is numbered after, shifted left
@@ -746,39 +785,239 @@ struct unionfs_rdbuild {
 	struct xarray parts;
 };
 
-/* During a build the index is written entry by entry; counts at the end. */
-static int unionfs_rdb_index_add(struct unionfs_rdio *io, u32 hash, u32 slot,
-				 u32 b, unsigned int idx)
+static void unionfs_rdb_stage_free(struct unionfs_rdstage *st)
 {
-	struct odf_rdix_ent ie = {
-		.ie_hash = cpu_to_le32(hash),
-		.ie_slot = cpu_to_le32(slot + 1),
-	};
+	kvfree(st->hash);
+	kvfree(st->slot);
+	kvfree(st->order);
+	kvfree(st->tmp);
+	kvfree(st->tab);
+	kvfree(st->filter);
+	memset(st, 0, sizeof(*st));
+}
 
-	if (b == io->nb)
-		return -ENOSPC;		/* sized from a count: cannot happen */
-	return unionfs_odf_write(io->f, &ie, sizeof(ie),
-				 unionfs_rd_bucket_pos(b) +
-				offsetof(struct odf_rdix_bucket, ib_ent) +
-				idx * sizeof(ie));
+static int unionfs_rdb_stage_init(struct unionfs_rdstage *st, u64 names)
+{
+	u32 cap = clamp_t(u64, roundup_pow_of_two(max_t(u64, names, 1)), 64,
+			  RD_STAGE_MAX);
+
+	st->cap = cap;
+	st->tmask = 2 * cap - 1;
+	st->hash = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
+	st->slot = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
+	st->order = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
+	st->tmp = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
+	st->tab = kvcalloc(2 * cap, sizeof(u32), GFP_KERNEL);
+	st->filter = kvcalloc(BITS_TO_LONGS(RD_FILTER_BITS), sizeof(long),
+			      GFP_KERNEL);
+	if (st->hash && st->slot && st->order && st->tmp && st->tab &&
+	    st->filter)
+		return 0;
+	unionfs_rdb_stage_free(st);
+	return -ENOMEM;
+}
+
+static u32 unionfs_rdb_filter_bit(u32 hash, int which)
+{
+	return (which ? hash * 0x9e3779b1U >> 7 : hash) & (RD_FILTER_BITS - 1);
 }
 
 /*
- * Find @name in an index whose checksums are not written yet.  The new
- * file is private until it is installed and its index is in the page
- * cache: buckets are looked at in place, not copied (a copy per name
- * made builds twice as slow).
+ * Order the staged entries by home bucket (st->order): a radix sort, 8
+ * bits a pass, stable, linear in the entries.
  */
-static int unionfs_rdb_find(struct unionfs_rdio *io, const char *name, int len,
-			    u32 hash, u32 *bucket, unsigned int *idx)
+static void unionfs_rdb_sort(struct unionfs_rdstage *st, u32 nb)
 {
+	unsigned int shift;
+	u16 count[256];	/* st->n <= RD_STAGE_MAX fits */
+	u64 *a = st->order, *b = st->tmp;
+	u32 e;
+
+	for (e = 0; e < st->n; e++)
+		a[e] = (u64)(st->hash[e] & (nb - 1)) << 32 | e;
+	for (shift = 32; shift < 32 + ilog2(nb); shift += 8) {
+		unsigned int sum = 0, d;
+
+		BUILD_BUG_ON(RD_STAGE_MAX > U16_MAX);
+		memset(count, 0, sizeof(count));
+		for (e = 0; e < st->n; e++)
+			count[(a[e] >> shift) & 0xff]++;
+		for (d = 0; d < 256; d++) {
+			unsigned int c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (e = 0; e < st->n; e++)
+			b[count[(a[e] >> shift) & 0xff]++] = a[e];
+		swap(a, b);
+	}
+	st->order = a;
+	st->tmp = b;
+}
+
+/*
+ * The number of used entries of bucket @b (modulo the index size) of a
+ * build's index.  In a build they are a prefix of the bucket (entries are
+ * only added, each at the first EMPTY one): found by bisection in the
+ * page cache.
+ */
+static int unionfs_rdb_bucket_used(struct unionfs_rdio *io, u64 b,
+				   unsigned int *used)
+{
+	const struct odf_rdix_bucket *bk;
+	unsigned int lo = 0, hi = ODF_RDIX_ENTRIES;
+	struct page *page;
+
+	page = read_mapping_page(io->f->f_mapping, 1 + (b & (io->nb - 1)),
+				 NULL);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	bk = kmap_local_page(page);
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (bk->ib_ent[mid].ie_slot != cpu_to_le32(ODF_RDIX_EMPTY))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	kunmap_local(bk);
+	put_page(page);
+	*used = lo;
+	return 0;
+}
+
+/*
+ * The last @nrun of the @used entries of bucket @u (taken modulo the
+ * index size), staged in io->ibuf, to the file.
+ */
+static int unionfs_rdb_write_run(struct unionfs_rdio *io, u64 u,
+				 unsigned int used, unsigned int nrun)
+{
+	size_t sz = sizeof(struct odf_rdix_ent);
+
+	if (!nrun)
+		return 0;
+	return unionfs_odf_write(io->f, io->ibuf, nrun * sz,
+				 unionfs_rd_bucket_pos(u & (io->nb - 1)) +
+				 offsetof(struct odf_rdix_bucket, ib_ent) +
+				 (used - nrun) * sz);
+}
+
+/*
+ * Put the staged entries into the file's index: in order of home bucket,
+ * each at the first free place from its home on (linear probing, as
+ * unionfs_rd_find() looks).  Places are never freed during a build, so
+ * the buckets an entry probes past stay full and a later entry starts at
+ * the furthest one reached; the entries a batch adds to a bucket follow
+ * its used ones and are written in one piece.
+ */
+static int unionfs_rdb_flush(struct unionfs_rdio *io, struct unionfs_rdstage *st)
+{
+	struct odf_rdix_ent *run = io->ibuf;	/* a bucket's new entries */
+	unsigned int used = 0, nrun = 0;
+	u64 cur = U64_MAX, u = 0;
+	u32 e;
+	int err = 0;
+
+	BUILD_BUG_ON(ODF_RDIX_ENTRIES * sizeof(*run) > RD_BLK);
+	if (!st->n)
+		return 0;
+	unionfs_rdb_sort(st, io->nb);
+	for (e = 0; !err && e < st->n; e++) {
+		u32 x = (u32)st->order[e];
+		u64 home = st->order[e] >> 32;
+
+		if (u < home)
+			u = home;
+		for (;;) {
+			if (u - home >= io->nb) {
+				err = -ENOSPC;	/* sized from a count */
+				break;
+			}
+			if (cur != u) {
+				err = unionfs_rdb_write_run(io, cur, used, nrun);
+				if (!err)
+					err = unionfs_rdb_bucket_used(io, u, &used);
+				if (err)
+					break;
+				cur = u;
+				nrun = 0;
+			}
+			if (used < ODF_RDIX_ENTRIES)
+				break;
+			u++;
+		}
+		if (err)
+			break;
+		run[nrun].ie_hash = cpu_to_le32(st->hash[x]);
+		run[nrun].ie_slot = cpu_to_le32(st->slot[x] + 1);
+		nrun++;
+		used++;
+		__set_bit(unionfs_rdb_filter_bit(st->hash[x], 0), st->filter);
+		__set_bit(unionfs_rdb_filter_bit(st->hash[x], 1), st->filter);
+	}
+	if (!err)
+		err = unionfs_rdb_write_run(io, cur, used, nrun);
+	memset(st->tab, 0, (st->tmask + 1) * sizeof(u32));
+	st->n = 0;
+	st->flushed = true;
+	return err;
+}
+
+/* During a build index entries are staged; counts at the end. */
+static int unionfs_rdb_index_add(struct unionfs_rdbuild *rb, u32 hash, u32 slot)
+{
+	struct unionfs_rdstage *st = &rb->st;
+	u32 t;
+	int err;
+
+	if (st->n == st->cap) {
+		err = unionfs_rdb_flush(rb->n, st);
+		if (err)
+			return err;
+	}
+	st->hash[st->n] = hash;
+	st->slot[st->n] = slot;
+	for (t = hash & st->tmask; st->tab[t]; t = (t + 1) & st->tmask)
+		;
+	st->tab[t] = ++st->n;
+	return 0;
+}
+
+/*
+ * Find @name among the names of a build so far: in the staged entries,
+ * then in the file's index, whose checksums are not written yet.  The
+ * new file is private until it is installed and its index is in the page
+ * cache: buckets are looked at in place, not copied.
+ */
+static int unionfs_rdb_find(struct unionfs_rdbuild *rb, const char *name,
+			    int len, u32 hash)
+{
+	struct unionfs_rdstage *st = &rb->st;
+	struct unionfs_rdio *io = rb->n;
 	struct address_space *mapping = io->f->f_mapping;
-	u32 b = hash & (io->nb - 1), probe;
+	u32 b = hash & (io->nb - 1), probe, t;
 	unsigned int k;
 	int err;
 
+	for (t = hash & st->tmask; st->tab[t]; t = (t + 1) & st->tmask) {
+		u32 x = st->tab[t] - 1;
+
+		if (st->hash[x] != hash)
+			continue;
+		err = unionfs_rd_read_ent(io, st->slot[x]);
+		if (err)
+			return err;
+		if (io->ent.len == len && !memcmp(io->ent.name, name, len))
+			return 0;
+	}
+	if (!st->flushed ||
+	    !test_bit(unionfs_rdb_filter_bit(hash, 0), st->filter) ||
+	    !test_bit(unionfs_rdb_filter_bit(hash, 1), st->filter))
+		return -ENOENT;
 	BUILD_BUG_ON(RD_BLK != PAGE_SIZE);
-	*bucket = io->nb;
 	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
 		unsigned int from = 0;
 		bool end = false;
@@ -798,8 +1037,6 @@ static int unionfs_rdb_find(struct unionfs_rdio *io, const char *name, int len,
 				u32 v = le32_to_cpu(bk->ib_ent[k].ie_slot);
 
 				if (v == ODF_RDIX_EMPTY) {
-					*bucket = b;
-					*idx = k;
 					end = true;
 					break;
 				}
@@ -877,14 +1114,21 @@ static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 {
 	struct unionfs_rdbuild *rb = arg;
 	struct unionfs_rdio *n = rb->n;
-	u32 hash = unionfs_rd_hash(n->seed, name, len), b, slot;
+	u32 hash = unionfs_rd_hash(n->seed, name, len), slot;
 	u16 branch = UNIONFS_SB(rb->sb)->branches[bindex].id;
 	u8 p[ODF_RD_MAX_NSLOTS * RD_SLOT];
-	unsigned int idx, ns;
+	unsigned int ns;
 	u64 uino;
 	int err;
 
-	err = unionfs_rdb_find(n, name, len, hash, &b, &idx);
+	/*
+	 * Names of the first part are unique in it and come before any
+	 * other: nothing to look for.
+	 */
+	if (rb->first < 0)
+		rb->first = bindex;
+	err = bindex == rb->first ? -ENOENT :
+	      unionfs_rdb_find(rb, name, len, hash);
 	if (!err)	/* a higher branch gave the name */
 		return unionfs_rdb_dir_part(rb, ino, type, bindex);
 	if (err != -ENOENT)
@@ -919,7 +1163,7 @@ static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 				return err;
 			rb->live++;
 			rb->tomb--;
-			return unionfs_rdb_index_add(n, hash, slot, b, idx);
+			return unionfs_rdb_index_add(rb, hash, slot);
 		}
 		if (err != -ENOENT)
 			return err;
@@ -929,7 +1173,7 @@ static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 	if (err)
 		return err;
 	rb->live++;
-	return unionfs_rdb_index_add(n, hash, slot, b, idx);
+	return unionfs_rdb_index_add(rb, hash, slot);
 }
 
 /*
@@ -1027,24 +1271,43 @@ static int unionfs_rdb_punch_dead(struct unionfs_rdbuild *rb)
 	return 0;
 }
 
-/* Counts and checksums of every bucket, once the entries are in. */
+/*
+ * Counts and checksums of every bucket, once the entries are in: the
+ * checksum is taken in the page cache, only the bucket's head written.
+ */
 static int unionfs_rdb_seal_index(struct unionfs_rdio *io)
 {
-	struct odf_rdix_bucket *bk = io->ibuf;
-	unsigned int k, used;
-	u32 b;
+	struct {
+		__le32 crc;
+		__le16 count;
+		__le16 pad;
+	} head;
+	unsigned int used;
+	struct page *page;
+	const u8 *p;
+	u32 b, crc;
 	int err;
 
+	BUILD_BUG_ON(offsetof(struct odf_rdix_bucket, ib_crc) != 0 ||
+		     offsetof(struct odf_rdix_bucket, ib_count) != 4 ||
+		     offsetof(struct odf_rdix_bucket, ib_ent) != sizeof(head));
 	for (b = 0; b < io->nb; b++) {
-		err = unionfs_odf_read(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		err = unionfs_rdb_bucket_used(io, b, &used);
 		if (err)
 			return err;
-		for (k = 0, used = 0; k < ODF_RDIX_ENTRIES; k++)
-			if (bk->ib_ent[k].ie_slot)
-				used++;
-		bk->ib_count = cpu_to_le16(used);
-		unionfs_rd_csum_bucket(bk);
-		err = unionfs_odf_write(io->f, bk, RD_BLK, unionfs_rd_bucket_pos(b));
+		page = read_mapping_page(io->f->f_mapping, 1 + b, NULL);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		p = kmap_local_page(page);
+		memcpy(&head, p, 8);
+		head.crc = 0;
+		head.count = cpu_to_le16(used);
+		crc = crc32c(~0U, &head, 8);
+		crc = crc32c(crc, p + 8, RD_BLK - 8);
+		kunmap_local(p);
+		put_page(page);
+		head.crc = cpu_to_le32(crc);
+		err = unionfs_odf_write(io->f, &head, 8, unionfs_rd_bucket_pos(b));
 		if (err)
 			return err;
 		cond_resched();
@@ -1074,7 +1337,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u64 ino = d_inode(dentry)->i_ino, count;
-	struct unionfs_rdbuild rb = { .sb = sb, .o = old,
+	struct unionfs_rdbuild rb = { .sb = sb, .o = old, .first = -1,
 				      .udir = unionfs_upper(dentry) };
 	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;
@@ -1092,6 +1355,9 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	xa_init(&rb.parts);
+	err = unionfs_rdb_stage_init(&rb.st, count);
+	if (err)
+		goto out_put;
 	err = -ENOMEM;
 	n = unionfs_rdio_alloc(f);
 	if (!n)
@@ -1132,6 +1398,8 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 		err = unionfs_odf_write(f, n->rbuf, RD_BLK,
 					n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
 	n->cur_valid = false;
+	if (!err)
+		err = unionfs_rdb_flush(n, &rb.st);
 	if (!err && old)
 		err = unionfs_rdb_punch_dead(&rb);
 	if (!err)
@@ -1163,11 +1431,13 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 out:
 	unionfs_rdio_free(n);
 	if (!err) {
+		unionfs_rdb_stage_free(&rb.st);
 		xa_destroy(&rb.parts);
 		*fp = f;
 		return 0;
 	}
 out_put:
+	unionfs_rdb_stage_free(&rb.st);
 	xa_destroy(&rb.parts);
 	fput(f);
 	/* Do not leave a half-built state taking room on the ODF. */
@@ -1320,7 +1590,12 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	rd->file = f;
 	WRITE_ONCE(rd->seq, rd->seq + 1);
 	io->f = f;
-	return unionfs_rd_load(io, inode->i_ino);
+	err = unionfs_rd_load(io, inode->i_ino);
+	/* Its record blocks are what this build wrote: no check needed. */
+	if (!err)
+		bitmap_fill(io->checked, min_t(u32, RD_CHECKED_BLOCKS,
+					       DIV_ROUND_UP(io->next, RD_SPB)));
+	return err;
 }
 
 /*
@@ -1415,50 +1690,117 @@ bool unionfs_rd_exists(struct dentry *dentry)
 /* ------------------------------------------------------------------ */
 
 /* Emit the entries from ctx->pos on; -EUCLEAN when a slot is damaged. */
-static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
+/*
+ * Check every entry of record block @blk (@end slots in use) at @p once
+ * for this view: a damaged entry anywhere in it fails the read.
+ */
+static int unionfs_rd_check_block(struct unionfs_rdio *io, const u8 *p,
+				  u32 blk, u32 end)
 {
-	u32 slot = ctx->pos - ODF_RD_OFF_FIRST;
+	u32 i = 0;
 	int err;
 
-	while (slot < io->next) {
+	if (blk < RD_CHECKED_BLOCKS && test_bit(blk, io->checked))
+		return 0;
+	while (i < end) {
+		if (p[i * RD_SLOT] != ODF_RS_HEAD) {
+			/*
+			 * padding, free (punched) slots; a continuation
+			 * slot belongs to the head before it
+			 */
+			if (p[i * RD_SLOT] > ODF_RS_PAD ||
+			    p[i * RD_SLOT] == ODF_RS_CONT)
+				return -EUCLEAN;
+			i++;
+			continue;
+		}
+		err = unionfs_rd_decode_checked(p + i * RD_SLOT, end - i,
+						io->seed, false, &io->ent);
+		if (err)
+			return err;
+		i += io->ent.nslots;
+	}
+	if (blk < RD_CHECKED_BLOCKS)
+		set_bit(blk, io->checked);
+	return 0;
+}
+
+/*
+ * Emit the live entries of a checked record block from slot @i on.
+ * Returns false when the caller's buffer is full.
+ */
+static bool unionfs_rd_emit_block(struct unionfs_rdio *io, const u8 *p,
+				  u32 blk, u32 i, u32 end,
+				  struct dir_context *ctx)
+{
+	while (i < end) {
+		const struct odf_rd_ent *h = (const void *)(p + i * RD_SLOT);
+		unsigned int n = h->re_nslots, len = h->re_name_len, k, off;
+		const char *name = h->re_name;
+
+		if (h->re_kind != ODF_RS_HEAD) {
+			i++;
+			continue;
+		}
+		if (!(h->re_flags & ODF_RE_TOMBSTONE)) {
+			if (n > 1) {
+				/* a long name: put its pieces together */
+				memcpy(io->ent.name, h->re_name, ODF_RD_HEAD_NAME);
+				for (k = 1, off = ODF_RD_HEAD_NAME; k < n;
+				     k++, off += ODF_RD_CONT_NAME)
+					memcpy(io->ent.name + off,
+					       p + (i + k) * RD_SLOT + 1,
+					       min_t(unsigned int, len - off,
+						     ODF_RD_CONT_NAME));
+				name = io->ent.name;
+			}
+			ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
+			if (!dir_emit(ctx, name, len, le64_to_cpu(h->re_ino),
+				      h->re_dtype))
+				return false;
+		}
+		i += n;
+		ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
+	}
+	return true;
+}
+
+/*
+ * List from ctx->pos on.  Record blocks are read in place in the page
+ * cache; each is checked whole the first time this view reads it
+ * (io->checked) and listed without checking again after that: a view
+ * lives only as long as the state file does not change (rd->seq).
+ */
+static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
+{
+	struct address_space *mapping = io->f->f_mapping;
+	u32 slot = ctx->pos - ODF_RD_OFF_FIRST;
+	bool more = true;
+	int err = 0;
+
+	BUILD_BUG_ON(RD_BLK != PAGE_SIZE);
+	while (more && slot < io->next) {
 		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
 		u32 end = min_t(u32, RD_SPB, io->next - blk * RD_SPB);
+		struct page *page;
+		const u8 *p;
 
-		if (!io->rblk_valid || io->rblk != blk) {
-			io->rblk_valid = false;
-			err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
-					       io->rec_pos + (loff_t)blk * RD_BLK);
-			if (err)
-				return err;
-			io->rblk = blk;
-			io->rblk_valid = true;
-		}
-		while (i < end) {
-			u8 *p = io->rbuf + i * RD_SLOT;
-
-			/* continuation, padding, free (punched) slots */
-			if (p[0] != ODF_RS_HEAD) {
-				i++;
-				continue;
-			}
-			err = unionfs_rd_decode(p, end - i, io->seed, &io->ent);
-			if (err) {
-				io->rblk_valid = false;
-				return err;
-			}
-			if (io->ent.live) {
-				ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
-				if (!dir_emit(ctx, io->ent.name, io->ent.len,
-					      io->ent.ino, io->ent.type))
-					return 0;
-			}
-			i += io->ent.nslots;
-			ctx->pos = ODF_RD_OFF_FIRST + blk * RD_SPB + i;
-		}
+		page = read_mapping_page(mapping,
+					 (io->rec_pos >> PAGE_SHIFT) + blk, NULL);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		p = kmap_local_page(page);
+		err = unionfs_rd_check_block(io, p, blk, end);
+		if (!err)
+			more = unionfs_rd_emit_block(io, p, blk, i, end, ctx);
+		kunmap_local(p);
+		put_page(page);
+		if (err)
+			return err;
 		slot = (blk + 1) * RD_SPB;
 	}
 	/* The end: where SEEK_END points (never backwards from past it). */
-	if (ctx->pos < ODF_RD_OFF_FIRST + io->next)
+	if (more && ctx->pos < ODF_RD_OFF_FIRST + io->next)
 		ctx->pos = ODF_RD_OFF_FIRST + io->next;
 	return 0;
 }
