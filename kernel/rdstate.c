@@ -446,7 +446,8 @@ static unsigned int unionfs_rd_encode(u8 *p, const char *name, int len,
 		memcpy(p + k * RD_SLOT + 1, name + off,
 		       min_t(int, len - off, ODF_RD_CONT_NAME));
 	}
-	h->re_crc = cpu_to_le32(unionfs_rd_ent_crc(p, n));
+	/* re_crc is still zero here: the checksum of the slots as they are */
+	h->re_crc = cpu_to_le32(crc32c(~0U, p, n * RD_SLOT));
 	return n;
 }
 
