@@ -14,8 +14,10 @@
  * filter, one bit per hashed key, without imap_lock or an ODF read; the
  * filter is built at mount from every record and only ever gains bits.
  *
- * Locking: imap_lock serialises every access to the files.  It is never taken while a
- * branch lock is held (readdir translates numbers after the branch
+ * Locking: imap_lock, a rw_semaphore: lookups (unionfs_imap_find())
+ * read buckets in place in the page cache and take it shared; every
+ * change, and whatever uses imap_buf, takes it exclusive.  It is never
+ * taken while a branch lock is held (readdir translates numbers after the branch
  * directory is unlocked), because growing a map locks the ODF's /imap.
  * Writes that lookups make (BIGINO allocations, dropping a stale copy's
  * records) run inside unionfs_odf_write_begin(), entered before
@@ -29,6 +31,8 @@
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/namei.h>
+#include <linux/pagemap.h>
+#include <linux/highmem.h>
 #include <linux/slab.h>
 #include "unionfs.h"
 
@@ -222,23 +226,28 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 	u32 nb = le32_to_cpu(h->mh_nbuckets);
 	u32 b = unionfs_imap_hash(le32_to_cpu(h->mh_hash_seed), branch, ino) &
 		(nb - 1);
+	loff_t found = -ENOENT;
 	struct odf_map_rec *r;
 	u32 i, s;
-	int err;
 
 	if (free)
 		*free = 0;
+	BUILD_BUG_ON(ODF_BLOCK_SIZE != PAGE_SIZE);
 	for (i = 0; i < nb; i++, b = (b + 1) & (nb - 1)) {
 		bool has_empty = false;
+		struct page *page;
+		void *blk;
 
-		err = unionfs_odf_read(sbi->imap[m], sbi->imap_buf,
-				       ODF_BLOCK_SIZE, unionfs_bucket_pos(b));
-		if (err)
-			return err;
+		/* In place: no shared buffer, so lookups run in parallel. */
+		page = read_mapping_page(sbi->imap[m]->f_mapping,
+					 unionfs_bucket_pos(b) >> PAGE_SHIFT, NULL);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		blk = kmap_local_page(page);
 		for (s = 0; s < ODF_MAP_RECS_PER_BUCKET; s++) {
 			loff_t pos = unionfs_bucket_pos(b) + s * ODF_MAP_REC_SIZE;
 
-			r = sbi->imap_buf + s * ODF_MAP_REC_SIZE;
+			r = blk + s * ODF_MAP_REC_SIZE;
 			if (r->mr_state != ODF_MREC_USED) {
 				if (free && !*free)
 					*free = pos;
@@ -256,12 +265,15 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 			}
 			if (rec)
 				memcpy(rec, r, sizeof(*rec));
-			return pos;
+			found = pos;
+			break;
 		}
-		if (has_empty)
+		kunmap_local(blk);
+		put_page(page);
+		if (found >= 0 || has_empty)
 			break;
 	}
-	return -ENOENT;
+	return found;
 }
 
 int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
@@ -278,12 +290,13 @@ int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
 			return -ENOENT;
 		unionfs_count(sbi, UNIONFS_ST_MAP_READS);
 	}
-	mutex_lock(&sbi->imap_lock);
+	/* Lookups read in place (unionfs_imap_probe()): in parallel. */
+	down_read(&sbi->imap_lock);
 	if (!sbi->imap_hdr[m].mh_nrecords)
 		pos = -ENOENT;
 	else
 		pos = unionfs_imap_probe(sbi, m, branch, ino, rec, NULL);
-	mutex_unlock(&sbi->imap_lock);
+	up_read(&sbi->imap_lock);
 	return pos < 0 ? pos : 0;
 }
 
@@ -447,9 +460,9 @@ int unionfs_imap_put(struct unionfs_sb_info *sbi, int m,
 
 	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
 		return -EROFS;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	err = unionfs_imap_put_locked(sbi, m, rec);
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	return err;
 }
 
@@ -478,9 +491,9 @@ int unionfs_imap_del(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino)
 
 	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
 		return -EROFS;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	err = unionfs_imap_del_locked(sbi, m, branch, ino);
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	return err;
 }
 
@@ -502,7 +515,7 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 
 	rec->mr_kind = ODF_MK_UPPER;
 	rec->mr_key_branch = cpu_to_le16(bid);
@@ -555,7 +568,7 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	if (!err)
 		err = vfs_fsync(sbi->imap[0], 0);
 out:
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	kfree(rec);
 	return err;
 }
@@ -570,7 +583,7 @@ static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	err = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
 	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
@@ -599,7 +612,7 @@ static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
 	rec->mr_tgt_ino = cpu_to_le64(lower_ino);
 	err = unionfs_imap_put_locked(sbi, 1, rec);
 out:
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	kfree(rec);
 	return err;
 }
@@ -644,7 +657,7 @@ int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
 	*max = 0;
 	if (!sbi->imap[1])
 		return 0;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	nb = le32_to_cpu(sbi->imap_hdr[1].mh_nbuckets);
 	for (b = 0; b < nb && !err; b++) {
 		err = unionfs_odf_read(sbi->imap[1], sbi->imap_buf,
@@ -659,7 +672,7 @@ int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
 		}
 		cond_resched();
 	}
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	return err;
 }
 
@@ -764,7 +777,7 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	if (ui->lower_links)
 		ui->lower_links--;
 	if (unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL) >= 0 &&
@@ -772,7 +785,7 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
 		rec->mr_lower_links = cpu_to_le32(ui->lower_links);
 		err = unionfs_imap_put_locked(sbi, 0, rec);
 	}
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	kfree(rec);
 	if (err)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
@@ -831,9 +844,9 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
 
 	if (!unionfs_odf_rw(sbi) || !sbi->imap[0])
 		return;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	if (err)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
 }
@@ -848,9 +861,9 @@ int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
 
 	if (!sbi->imap[0] || !unionfs_odf_write_begin(sbi, &idx))
 		return -EROFS;
-	mutex_lock(&sbi->imap_lock);
+	down_write(&sbi->imap_lock);
 	err = unionfs_imap_drop_copy_locked(sbi, upper_ino);
-	mutex_unlock(&sbi->imap_lock);
+	up_write(&sbi->imap_lock);
 	unionfs_odf_write_end(sbi, idx);
 	return err;
 }

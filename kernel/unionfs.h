@@ -129,11 +129,11 @@ struct unionfs_sb_info {
 	 * node is good while this has not moved.
 	 */
 	atomic64_t ns_seq;
-	struct mutex imap_lock;	/* serialises inode map access */
+	struct rw_semaphore imap_lock;	/* inode maps: shared for lookups */
 	struct path imap_dir;	/* /imap (rw unions) */
 	struct file *imap[2];	/* /imap/forward, /imap/reverse (rw unions) */
 	struct odf_map_header imap_hdr[2];	/* their headers as last written */
-	void *imap_buf;		/* one bucket, under imap_lock */
+	void *imap_buf;		/* one bucket, under imap_lock held exclusive */
 	/*
 	 * Which keys the forward map may hold: one bit per hashed key, set
 	 * at mount for every record and before every insert, never
