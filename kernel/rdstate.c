@@ -90,11 +90,12 @@ struct unionfs_rdio {
 	u64 seq;
 	unsigned int br_gen;
 	/*
-	 * Record blocks this view has checked whole (every entry's
-	 * checksum): listed again without checking (unionfs_rd_emit()).
-	 * Blocks past the map are checked at every read.
+	 * Reads only (unionfs_rd_ready()), RD_CHECKED_BLOCKS bits: record
+	 * blocks this view has checked whole (every entry's checksum),
+	 * listed again without checking (unionfs_rd_emit()).  Blocks past
+	 * the map, or every block without a map, are checked at every read.
 	 */
-	DECLARE_BITMAP(checked, RD_CHECKED_BLOCKS);
+	unsigned long *checked;
 };
 
 static struct lock_class_key unionfs_rd_keys[FILESYSTEM_MAX_STACK_DEPTH + 1];
@@ -165,6 +166,7 @@ static void unionfs_rdio_free(struct unionfs_rdio *io)
 	kfree(io->h);
 	kfree(io->ibuf);
 	kfree(io->rbuf);
+	bitmap_free(io->checked);
 	kfree(io);
 }
 
@@ -1593,7 +1595,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	io->f = f;
 	err = unionfs_rd_load(io, inode->i_ino);
 	/* Its record blocks are what this build wrote: no check needed. */
-	if (!err)
+	if (!err && io->checked)
 		bitmap_fill(io->checked, min_t(u32, RD_CHECKED_BLOCKS,
 					       DIV_ROUND_UP(io->next, RD_SPB)));
 	return err;
@@ -1615,6 +1617,8 @@ static int unionfs_rd_ready(struct dentry *dentry, struct unionfs_rdstate **rdp,
 	io = unionfs_rdio_alloc(NULL);
 	if (!io)
 		return -ENOMEM;
+	/* Without it every block is checked at every read: still right. */
+	io->checked = bitmap_zalloc(RD_CHECKED_BLOCKS, GFP_KERNEL);
 	*rdp = rd;
 	*iop = io;
 	down_read(&rd->sem);
@@ -1698,10 +1702,11 @@ bool unionfs_rd_exists(struct dentry *dentry)
 static int unionfs_rd_check_block(struct unionfs_rdio *io, const u8 *p,
 				  u32 blk, u32 end)
 {
+	bool mapped = io->checked && blk < RD_CHECKED_BLOCKS;
 	u32 i = 0;
 	int err;
 
-	if (blk < RD_CHECKED_BLOCKS && test_bit(blk, io->checked))
+	if (mapped && test_bit(blk, io->checked))
 		return 0;
 	while (i < end) {
 		if (p[i * RD_SLOT] != ODF_RS_HEAD) {
@@ -1721,7 +1726,7 @@ static int unionfs_rd_check_block(struct unionfs_rdio *io, const u8 *p,
 			return err;
 		i += io->ent.nslots;
 	}
-	if (blk < RD_CHECKED_BLOCKS)
+	if (mapped)
 		set_bit(blk, io->checked);
 	return 0;
 }
