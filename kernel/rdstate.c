@@ -52,6 +52,14 @@ struct unionfs_rdstate {
 	struct rw_semaphore sem;
 	struct file *file;	/* the open state file, NULL until known */
 	/*
+	 * Looked for and not there: sbi->rd_installs + 1 at that time, 0
+	 * when not known.  Only a build installs a state file, so the file
+	 * is still absent while no state was installed since.  (Not just
+	 * this directory's builds: after add= a directory in use can have
+	 * a second inode of its number, with its own rdstate.)
+	 */
+	u64 absent;
+	/*
 	 * Bumped (under sem, for writing) after every change of the state
 	 * file or of which file it is: a directory stream's view of it
 	 * (unionfs_rd_iterate()) is good while the number stays.
@@ -150,9 +158,20 @@ static int unionfs_rd_install(struct unionfs_sb_info *sbi, u64 ino)
 {
 	char tmp[RD_NAME_MAX], name[RD_NAME_MAX];
 
+	int err;
+
 	unionfs_rd_fname(tmp, ino, true);
 	unionfs_rd_fname(name, ino, false);
-	return unionfs_do_rename_name(&sbi->readdir, tmp, name);
+	err = unionfs_do_rename_name(&sbi->readdir, tmp, name);
+	atomic64_inc(&sbi->rd_installs);
+	return err;
+}
+
+/* Is @rd's directory known to have no state file? */
+static bool unionfs_rd_known_absent(struct unionfs_rdstate *rd,
+				    struct unionfs_sb_info *sbi)
+{
+	return rd->absent == atomic64_read(&sbi->rd_installs) + 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1493,11 +1512,20 @@ static int unionfs_rd_attach(struct unionfs_rdstate *rd, struct inode *inode)
 {
 	struct file *f;
 
+	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+	u64 installs;
+
 	if (rd->file)
 		return 0;
-	f = unionfs_rd_open_file(UNIONFS_SB(inode->i_sb), inode->i_ino);
-	if (IS_ERR(f))
+	if (unionfs_rd_known_absent(rd, sbi))
+		return -ENOENT;
+	/* Read before looking: an install meanwhile makes the mark lapse. */
+	installs = atomic64_read(&sbi->rd_installs);
+	f = unionfs_rd_open_file(sbi, inode->i_ino);
+	if (IS_ERR(f)) {
+		rd->absent = PTR_ERR(f) == -ENOENT ? installs + 1 : 0;
 		return PTR_ERR(f);
+	}
 	rd->file = f;
 	return 0;
 }
@@ -1591,6 +1619,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	unionfs_count(sbi, what);
 	unionfs_rd_detach(rd);
 	rd->file = f;
+	rd->absent = 0;
 	WRITE_ONCE(rd->seq, rd->seq + 1);
 	io->f = f;
 	err = unionfs_rd_load(io, inode->i_ino);
@@ -1694,7 +1723,6 @@ bool unionfs_rd_exists(struct dentry *dentry)
 /* Reading                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Emit the entries from ctx->pos on; -EUCLEAN when a slot is damaged. */
 /*
  * Check every entry of record block @blk (@end slots in use) at @p once
  * for this view: a damaged entry anywhere in it fails the read.
@@ -2034,6 +2062,11 @@ void unionfs_rd_begin(struct unionfs_rd_txn *t, struct dentry *dir,
 	down_write_nested(&rd->sem, subclass);
 	t->rd = rd;
 	t->dir = dir;
+	/* No state: the next listing builds one; nothing to update. */
+	if (unionfs_rd_known_absent(rd, sbi)) {
+		t->stale = true;
+		return;
+	}
 	old_cred = unionfs_override_creds(dir->d_sb);
 	t->io = unionfs_rdio_alloc(NULL);
 	if (!t->io || unionfs_rd_attach(rd, inode)) {

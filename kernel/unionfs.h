@@ -110,6 +110,8 @@ struct unionfs_sb_info {
 	struct path ns;		/* its /ns */
 	struct path reclaim;	/* its /reclaim */
 	struct path readdir;	/* its /readdir */
+	/* readdir states installed (rdstate.c: a directory's "none" lapses) */
+	atomic64_t rd_installs;
 	struct file *super_file;	/* /superblock, rw unions */
 	struct odf_super *odf_sb;	/* the header as last written */
 	bool odf_was_mounted;	/* the previous session did not end cleanly */
