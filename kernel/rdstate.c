@@ -104,6 +104,7 @@ struct unionfs_rdio {
 	 * the map, or every block without a map, are checked at every read.
 	 */
 	unsigned long *checked;
+	struct unionfs_sb_info *sbi;	/* reads: where checks are counted */
 };
 
 static struct lock_class_key unionfs_rd_keys[FILESYSTEM_MAX_STACK_DEPTH + 1];
@@ -1648,6 +1649,7 @@ static int unionfs_rd_ready(struct dentry *dentry, struct unionfs_rdstate **rdp,
 		return -ENOMEM;
 	/* Without it every block is checked at every read: still right. */
 	io->checked = bitmap_zalloc(RD_CHECKED_BLOCKS, GFP_KERNEL);
+	io->sbi = UNIONFS_SB(dentry->d_sb);
 	*rdp = rd;
 	*iop = io;
 	down_read(&rd->sem);
@@ -1756,6 +1758,8 @@ static int unionfs_rd_check_block(struct unionfs_rdio *io, const u8 *p,
 	}
 	if (mapped)
 		set_bit(blk, io->checked);
+	if (io->sbi)
+		unionfs_count(io->sbi, UNIONFS_ST_RD_CHECKS);
 	return 0;
 }
 

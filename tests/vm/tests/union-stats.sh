@@ -3,12 +3,15 @@
 # Per-mount statistics (issue 12 item 6): /sys/fs/unionfs/<dev>/, <dev>
 # as mountpoint -d and /proc/self/mountinfo give it, holds one counter
 # per file, counted since the mount: copy_ups, whiteouts, readdir_built,
-# readdir_reconciled, readdir_rebuilt, map_records, map_reads, ns_reads,
-# odf_errors, odf_full.  Each counts what the union did (checked against
+# readdir_reconciled, readdir_rebuilt, readdir_checks, map_records,
+# map_reads, ns_reads, odf_errors, odf_full.  Each counts what the union did (checked against
 # known operations; map_reads: lookups of objects that have no inode map
 # record read no map, those of a copy do; ns_reads: a directory's node
 # record is read once and then kept by its inode, so lookups and listings
-# in it read none until the record changes);
+# in it read none until the record changes; readdir_checks: an open
+# directory checks each record block of its state once, seeks within it
+# check none, a rewind or a new open checks again, a build's blocks are
+# not checked);
 # two mounts have a directory each; it goes at umount.
 . "$SRC/tests/vm/lib.sh"
 
@@ -18,8 +21,9 @@ mkbranch ext4 "$(nth_disk 2)" $b1
 mkodf_dev "$ODF_DEV"
 opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
 mkdir -p $b1/d $b0/d
+TMP_CHECKS=$(mktemp)
 for i in 1 2 3; do echo l$i >$b1/d/l$i; echo u$i >$b0/d/u$i; done
-names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt map_records map_reads ns_reads odf_errors odf_full"
+names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt readdir_checks map_records map_reads ns_reads odf_errors odf_full"
 
 # stats DIR: "name=value ..." of every counter.
 stats() {
@@ -35,7 +39,7 @@ S=/sys/fs/unionfs/$dev
 expect_eq "files in $S" "$(echo $names | tr ' ' '\n' | sort | paste -sd' ')" \
 	"$(ls $S | sort | paste -sd' ')"
 expect_eq "counters after mount" \
-	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 map_records=0 map_reads=0 ns_reads=0 odf_errors=0 odf_full=0" \
+	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 readdir_checks=0 map_records=0 map_reads=0 ns_reads=0 odf_errors=0 odf_full=0" \
 	"$(stats $S)"
 ls -li $u/d >/dev/null
 expect_eq "map reads of a listing and lookups with no record on the ODF" 0 "$(cat $S/map_reads)"
@@ -75,6 +79,41 @@ reads=$(cat $S/map_reads)
 expect_eq "st_ino of the copy d/l1 after the caches went" "$ino_l1" "$(stat -c %i $u/d/l1)"
 [ "$(cat $S/map_reads)" -gt "$reads" ] || fail "the lookup of a copy read no map record (map_reads $(cat $S/map_reads))"
 expect_errno "writing a counter" EACCES "open('$S/copy_ups', 'w')"
+
+# Record blocks checked: m holds 300 short names, 5 blocks of 64 slots.
+mkdir -p $b0/m $b1/m
+for i in $(seq 100 249); do : >$b0/m/u$i; : >$b1/m/l$i; done
+c0=$(cat $S/readdir_checks)
+ls $u/m >/dev/null	# builds the state: its blocks are not checked
+expect_eq "blocks checked by the listing that built m's state" "$c0" "$(cat $S/readdir_checks)"
+python3 - $u/m <<'PY' >$TMP_CHECKS 2>&1 || fail "reading m on one descriptor: $(cat $TMP_CHECKS)"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(4096)
+def names(fd):
+    n = 0
+    while True:
+        r = libc.syscall(217, fd, buf, len(buf))
+        if r < 0:
+            raise OSError(ctypes.get_errno(), "getdents64")
+        if r == 0:
+            return n
+        off = 0
+        while off < r:
+            reclen = int.from_bytes(buf.raw[off + 16:off + 18], "little")
+            n += 1
+            off += reclen
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+counts = [names(fd)]
+os.lseek(fd, 2, os.SEEK_SET)	# the first entry's offset: within the view
+counts.append(names(fd))
+os.lseek(fd, 0, os.SEEK_SET)	# a rewind: a new view
+counts.append(names(fd))
+print(" ".join(map(str, counts)))
+PY
+expect_eq "entries read: whole, from the first entry, after a rewind" "302 300 302" "$(cat $TMP_CHECKS)"
+expect_eq "blocks checked by one descriptor reading m twice and after a rewind" \
+	$((c0 + 10)) "$(cat $S/readdir_checks)"
 
 # A second union has its own directory.
 mkdir -p /mnt/u2 /mnt/c1
