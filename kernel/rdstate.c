@@ -1940,8 +1940,10 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx,
 			/* What emit does not need goes now. */
 			kfree(io->h);
 			kfree(io->ibuf);
+			kfree(io->rbuf);	/* emit reads in place */
 			io->h = NULL;
 			io->ibuf = NULL;
+			io->rbuf = NULL;
 			*keep = io;
 			break;
 		}
