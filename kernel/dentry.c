@@ -223,6 +223,26 @@ static int unionfs_lower_changed(const struct unionfs_lower *l)
 }
 
 /*
+ * A directory shown from lower branches only, whose top part a branch
+ * change moved (unionfs_relookup() checked that its number stays):
+ * its inode shows the new top part of @new from now on.  With the
+ * inode lock and copyup_lock held; false if it cannot.
+ */
+static bool unionfs_dir_moved(struct dentry *dentry,
+			      const struct unionfs_dentry_info *new)
+{
+	struct inode *inode = d_inode(dentry);
+	const struct unionfs_lower *top;
+
+	if (!S_ISDIR(inode->i_mode) || !UNIONFS_I(inode)->bindex ||
+	    new->upper_positive || new->alias || new->top >= new->nlower)
+		return false;
+	top = &new->lower[new->top];
+	return !unionfs_inode_moved(inode, d_inode(top->path.dentry),
+				    top->bindex, top->path.mnt);
+}
+
+/*
  * A dentry found before a remount changed the branches.  Where it still
  * shows the same object it takes a new lookup's info in place, so that
  * it stays hashed (a directory with a mount below it keeps it, as
@@ -266,7 +286,8 @@ static int unionfs_d_refresh(struct dentry *dentry)
 	spin_unlock(&dentry->d_lock);
 	/* A copy-up or rename since the lookup: it was for before them. */
 	if (same && old->gen != new->gen && !READ_ONCE(old->changing) &&
-	    unionfs_dinfo_real(new) == READ_ONCE(UNIONFS_I(inode)->lower)) {
+	    (unionfs_dinfo_real(new) == UNIONFS_I(inode)->lower ||
+	     unionfs_dir_moved(dentry, new))) {
 		unionfs_swap_dinfo(dentry, new);
 		new = NULL;
 	}
@@ -307,7 +328,8 @@ static int unionfs_revalidate_branches(struct unionfs_dentry_info *di,
 
 static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
-	struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
+	/* Pairs with unionfs_swap_dinfo(): the inode is moved before. */
+	struct unionfs_dentry_info *di = smp_load_acquire(&dentry->d_fsdata);
 	const struct unionfs_lower *top;
 	struct dentry *lower, *upper;
 	struct inode *inode;

@@ -52,6 +52,7 @@ struct inode *unionfs_alloc_inode(struct super_block *sb)
 		return NULL;
 	ui->lower = NULL;
 	ui->origin = NULL;
+	ui->retired = NULL;
 	ui->lower_links = 0;
 	ui->rd = NULL;
 	ui->ns = NULL;
@@ -68,6 +69,7 @@ void unionfs_evict_inode(struct inode *inode)
 {
 	struct unionfs_inode_info *ui = UNIONFS_I(inode);
 	struct inode *lower = ui->lower, *origin = ui->origin;
+	struct unionfs_retired *r, *next;
 
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
@@ -77,6 +79,12 @@ void unionfs_evict_inode(struct inode *inode)
 	ui->origin = NULL;
 	iput(lower);
 	iput(origin);
+	for (r = ui->retired; r; r = next) {
+		next = r->next;
+		iput(r->inode);
+		kfree(r);
+	}
+	ui->retired = NULL;
 }
 
 /*
@@ -92,6 +100,39 @@ void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
 	smp_store_release(&ui->lower, igrab(upper));
 	/* They see the upper inode once they see bindex 0. */
 	smp_store_release(&ui->bindex, 0);
+}
+
+/*
+ * A branch change moved the top part of a directory shown from lower
+ * branches only (a branch added above it, or its top part's branch
+ * removed), and its number, made of its oldest part, stays: the inode
+ * stays too and shows the new top part @real of branch @bindex.  A
+ * second inode of the same number would split the directory's locks,
+ * readdir state and watches, and a working directory in it would read
+ * as deleted.  The caller holds the inode lock and copyup_lock, and
+ * publishes the dentry info that shows @real only after this: a reader
+ * of the old info looks the name up again first (its branch
+ * generation is old), so none compares an info with the other part.
+ */
+int unionfs_inode_moved(struct inode *inode, struct inode *real,
+			unsigned int bindex, const struct vfsmount *mnt)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	struct unionfs_retired *r;
+
+	r = kmalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->inode = ui->lower;
+	r->next = ui->retired;
+	ui->retired = r;
+	/* Lockless readers (permission, RCU walk) may still use the old. */
+	ihold(real);	/* the new info holds its dentry */
+	smp_store_release(&ui->lower, real);
+	/* As after a copy-up: whoever sees @bindex sees @real. */
+	smp_store_release(&ui->bindex, bindex);
+	unionfs_copy_attr(inode, real, mnt);
+	return 0;
 }
 
 /*

@@ -307,8 +307,10 @@ void unionfs_dir_origin(struct dentry *dentry, unsigned int *bindex,
  * name and parent are taken as they are now; the caller checks they did
  * not change before using the result).  Returns the new info if it
  * still shows the object its inode stands for (the same branch object
- * on the same branch, so the same union inode number), NULL if it shows
- * another or none, or an ERR_PTR.
+ * on the same branch, so the same union inode number; or, for a
+ * directory shown from lower branches only, the same number: the caller
+ * then moves the inode to the new top part, unionfs_inode_moved()),
+ * NULL if it shows another or none, or an ERR_PTR.
  */
 struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 					     struct dentry *parent,
@@ -322,7 +324,7 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 	unsigned int bindex;
 	struct unionfs_ns_node node = {};
 	u32 lower_links;
-	bool have_uino;
+	bool have_uino, moved;
 	u64 ino;
 	int err;
 
@@ -348,10 +350,10 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 		goto other;	/* gone from the union */
 	}
 	/* A lower hard link showing its copy (di->alias) is not redone. */
-	if (d_inode(real) != READ_ONCE(ui->lower) ||
-	    /* Pairs with the release in unionfs_inode_copied_up(). */
-	    bindex != smp_load_acquire(&ui->bindex) ||
-	    (have_uino && ino != d_inode(dentry)->i_ino))
+	moved = d_inode(real) != READ_ONCE(ui->lower) ||
+		/* Pairs with the release in unionfs_inode_copied_up(). */
+		bindex != smp_load_acquire(&ui->bindex);
+	if (have_uino && ino != d_inode(dentry)->i_ino)
 		goto other;
 	/* A lower-only directory whose oldest part left: another number. */
 	if (bindex && d_is_dir(real)) {
@@ -361,7 +363,13 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 		if (unionfs_uino_det(sb, pb, d_inode(part)->i_ino, &ino) ||
 		    ino != d_inode(dentry)->i_ino)
 			goto other;
+		/* Its top part moved: the same directory (see above). */
+		if (moved && (!d_is_dir(dentry) || !READ_ONCE(ui->bindex)))
+			goto other;
+		return di;
 	}
+	if (moved)
+		goto other;
 	return di;
 other:
 	unionfs_free_dinfo(di);

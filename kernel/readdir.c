@@ -503,6 +503,7 @@ enum unionfs_dir_mode {
 struct unionfs_dir_file {
 	enum unionfs_dir_mode mode;
 	struct file *realfile;		/* UNIONFS_DIR_PASS */
+	unsigned int bindex;		/* its branch */
 	struct unionfs_rdcache *cache;	/* UNIONFS_DIR_MEMORY */
 	struct unionfs_rdio *kept;	/* UNIONFS_DIR_STATE: the view read */
 	bool opened;	/* mode chosen by open, no read from 0 since */
@@ -644,7 +645,7 @@ static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 	struct unionfs_dir_file *df = file->private_data;
 	struct inode *inode = file_inode(file);
 	struct super_block *sb = inode->i_sb;
-	unsigned int bindex = UNIONFS_I(inode)->bindex;
+	unsigned int bindex = df->bindex;
 	struct dentry *rdir = df->realfile->f_path.dentry;
 	struct unionfs_batch *b;
 	unsigned int i;
@@ -743,11 +744,18 @@ static int unionfs_dir_open_real(struct file *file,
 				 struct unionfs_dir_file *df)
 {
 	struct dentry *dentry = file->f_path.dentry;
+	const struct unionfs_lower *top = unionfs_top_lower(dentry);
 	struct file *realfile;
 	struct path real;
 	int err;
 
 	unionfs_real_path(dentry, &real);
+	/*
+	 * Its branch, for the entries' numbers, from the dentry it opens:
+	 * the inode's can change under the stream (a copy-up, or a branch
+	 * change that moves a lower-only directory's top part).
+	 */
+	df->bindex = top && real.dentry == top->path.dentry ? top->bindex : 0;
 	realfile = dentry_open(&real, file->f_flags, current_cred());
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);

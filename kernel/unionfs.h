@@ -190,6 +190,12 @@ static inline void unionfs_odf_write_end(struct unionfs_sb_info *sbi, int idx)
 struct unionfs_inode_info {
 	struct inode *lower;	/* the object that backs this inode now */
 	struct inode *origin;	/* the lower object it was copied up from */
+	/*
+	 * Directories shown from lower branches only: the objects @lower
+	 * was before a branch change moved the top part (unionfs_inode_moved()),
+	 * kept referenced until eviction, as @origin is.
+	 */
+	struct unionfs_retired *retired;
 	unsigned int bindex;	/* index of the branch of @lower */
 	unsigned int lower_links;	/* copy: lower names still shown */
 	struct mutex copyup_lock;
@@ -206,6 +212,11 @@ struct unionfs_inode_info {
 	u32 ns_owner_gen;
 	unsigned int ns_flags;
 	struct inode vfs_inode;
+};
+
+struct unionfs_retired {
+	struct unionfs_retired *next;
+	struct inode *inode;
 };
 
 /* One branch's dentry for a union name. */
@@ -601,6 +612,8 @@ int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 			   unsigned int bindex);
 void unionfs_inode_copied_up(struct inode *inode, struct inode *upper);
+int unionfs_inode_moved(struct inode *inode, struct inode *real,
+			unsigned int bindex, const struct vfsmount *mnt);
 int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 		    struct iattr *attr);
 int unionfs_getattr(unionfs_idmap_t *idmap, const struct path *path,
