@@ -203,6 +203,18 @@ PYEND
 		fail "cannot make the walk tree"
 	sync
 }
+# walkmem FS BEFORE AFTER: the Slab and SUnreclaim a cold walk grew
+# (rdbench meminfo lines taken around it), as a walkmem line.
+walkmem() {
+	python3 - "$1" "$2" "$3" >>"$raw" <<'PYEND'
+import sys
+fs, b, a = sys.argv[1], sys.argv[2].split()[1:], sys.argv[3].split()[1:]
+b = dict(x.split("=") for x in b)
+a = dict(x.split("=") for x in a)
+print("walkmem %s 0 0 run %s" % (fs, " ".join(
+    "%s=%d" % (k, int(a[k]) - int(b[k])) for k in ("slab_kb", "sunreclaim_kb"))))
+PYEND
+}
 if part walk; then
 	make_walk_tree
 	sync
@@ -234,8 +246,11 @@ if part walk; then
 		for fs in $order; do
 			walk_up $fs
 			drop_caches
+			before=$("$RDB" meminfo)
 			us=$(walk_tree $root)
+			after=$("$RDB" meminfo)
 			echo "walkcold $fs 0 $walk_files find us=$us" >>"$raw"
+			walkmem $fs "$before" "$after"
 			us=$(walk_tree $root)
 			echo "walkwarm $fs 0 $walk_files find us=$us" >>"$raw"
 			walk_down $fs
@@ -258,8 +273,6 @@ fi
 #                      file), caches dropped
 #   gscold/gswarm      lstat by name of the walk tree's lower files in
 #                      a list (git status), caches dropped / right after
-#   walkmem            Slab and SUnreclaim grown by a cold walk of the
-#                      walk tree (kB)
 #   copyup             open for append of a BENCH_BIG_MB file of the
 #                      lower branch (union, ovl: the copy-up with its
 #                      fsync); bare: cp of the file and sync of the copy
@@ -336,21 +349,6 @@ if part work; then
 	du_tree() { du -s "$1"; }
 	ls_tree() { ls -lR "$1"; }
 	tar_tree() { (cd "$1" && tar -cf - . | wc -c); }
-	walkmem() {
-		local before after
-		drop_caches
-		before=$("$RDB" meminfo)
-		find "$2/walk" -printf '%s\n' >/dev/null || fail "walk of $2/walk"
-		after=$("$RDB" meminfo)
-		python3 - "$1" "$before" "$after" >>"$raw" <<'PYEND'
-import sys
-fs, b, a = sys.argv[1], sys.argv[2].split()[1:], sys.argv[3].split()[1:]
-b = dict(x.split("=") for x in b)
-a = dict(x.split("=") for x in a)
-print("workwalkmem %s 0 0 run %s" % (fs, " ".join(
-    "%s=%d" % (k, int(a[k]) - int(b[k])) for k in ("slab_kb", "sunreclaim_kb"))))
-PYEND
-	}
 	order="bare ovl union"
 	for r in $(seq "$work_reps"); do
 		say "work: repeat $r of $work_reps ($order)"
@@ -369,7 +367,6 @@ PYEND
 			drop_caches
 			(cd $root && timed $fs gscold "$RDB" statlist /tmp/gs.lst) || exit 1
 			(cd $root && timed $fs gswarm "$RDB" statlist /tmp/gs.lst) || exit 1
-			walkmem $fs $root
 			drop_caches
 			if [ $fs = bare ]; then
 				timed $fs copyup copy_bare $root/big

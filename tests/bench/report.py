@@ -73,7 +73,7 @@ def main():
     data, info = parse(args[0])
     settings = dict(x.split("=", 1) for x in info.get("settings", "").split() if "=" in x)
     keys = sorted({(k[2], k[3]) for k in data
-                   if k[0] not in ("mem", "walkcold", "walkwarm") and not k[0].startswith("work")})
+                   if k[0] not in ("mem", "walkcold", "walkwarm", "walkmem") and not k[0].startswith("work")})
     out = ["# make bench: unionfs, overlayfs and bare ext4", ""]
     out.append("Guest kernel %s, %s s in the guest. %s" % (
         info.get("kernel", "?"), info.get("guest_seconds", "?"),
@@ -184,6 +184,21 @@ def walk_tables(out, data, settings):
         out.append(table(["caches", "bare", "ovl", "union", "union-none", "union/ovl",
                           "union/union-none", "union/bare", "ovl/bare"], rows, left=1))
         out.append("")
+        rows = []
+        for fs in ("bare", "ovl", "union", "union-none"):
+            sl = med(data, "walkmem", fs, 0, 0, "slab_kb")
+            su = med(data, "walkmem", fs, 0, 0, "sunreclaim_kb")
+            rows.append([fs, num(sl, fmt="%.0f"), num(su, fmt="%.0f")])
+        rows.append(["union/ovl",
+                     ratio(med(data, "walkmem", "union", 0, 0, "slab_kb"),
+                           med(data, "walkmem", "ovl", 0, 0, "slab_kb")),
+                     ratio(med(data, "walkmem", "union", 0, 0, "sunreclaim_kb"),
+                           med(data, "walkmem", "ovl", 0, 0, "sunreclaim_kb"))])
+        out.append("Kernel memory grown by the cold walk (kB, median of %s):"
+                   % settings.get("walk_reps", "?"))
+        out.append("")
+        out.append(table(["fs", "Slab", "SUnreclaim"], rows, left=1))
+        out.append("")
 
 
 
@@ -251,15 +266,6 @@ def work_tables(out, data, settings, info):
                      num(odf, fmt="%.0f")])
     out.append(table(["workload", "bare", "ovl", "union", "union/ovl", "union/bare",
                       "ovl/bare", "ODF KiB"], rows, left=1))
-    out.append("")
-    rows = []
-    for fs in FS:
-        sl = med(data, "workwalkmem", fs, 0, 0, "slab_kb")
-        su = med(data, "workwalkmem", fs, 0, 0, "sunreclaim_kb")
-        rows.append([fs, num(sl, fmt="%.0f"), num(su, fmt="%.0f")])
-    out.append("Kernel memory grown by a cold walk of the walk tree (kB, median):")
-    out.append("")
-    out.append(table(["fs", "Slab", "SUnreclaim"], rows, left=1))
     out.append("")
 
 
