@@ -259,13 +259,14 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 {
 	struct odf_rd_header *h = io->h;
 	loff_t size = i_size_read(file_inode(io->f));
-	u32 nb, next, ns;
+	u32 nb, rec, next, ns;
 	int err;
 
 	err = unionfs_odf_read(io->f, h, RD_BLK, 0);
 	if (err)
 		return err;
 	nb = le32_to_cpu(h->rh_index_buckets);
+	rec = le32_to_cpu(h->rh_rec_start);
 	next = le32_to_cpu(h->rh_next_slot);
 	ns = le16_to_cpu(h->rh_nstamps);
 	if (le32_to_cpu(h->rh_magic) != ODF_RD_MAGIC ||
@@ -276,17 +277,17 @@ static int unionfs_rd_load(struct unionfs_rdio *io, u64 dir_ino)
 	    ns > ODF_RD_MAX_STAMPS ||
 	    le32_to_cpu(h->rh_index_start) != 1 ||
 	    !is_power_of_2(nb) || nb > RD_MAX_BUCKETS ||
-	    le32_to_cpu(h->rh_rec_start) != 1 + nb ||
+	    rec < 1 + nb || rec > 1 + RD_MAX_BUCKETS ||
 	    next > RD_MAX_SLOTS ||
-	    size < ((loff_t)1 + nb + DIV_ROUND_UP(next, RD_SPB)) * RD_BLK)
+	    size < ((loff_t)rec + DIV_ROUND_UP(next, RD_SPB)) * RD_BLK)
 		return -EUCLEAN;
 	/* A block appended without its header (a crash): reconcile. */
-	io->oversize = size != ((loff_t)1 + nb + DIV_ROUND_UP(next, RD_SPB)) *
+	io->oversize = size != ((loff_t)rec + DIV_ROUND_UP(next, RD_SPB)) *
 			       RD_BLK;
 	io->nb = nb;
 	io->next = next;
 	io->seed = le32_to_cpu(h->rh_hash_seed);
-	io->rec_pos = ((loff_t)1 + nb) * RD_BLK;
+	io->rec_pos = (loff_t)rec * RD_BLK;
 	return 0;
 }
 
@@ -772,9 +773,12 @@ static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
 /*
  * A build's index entries wait here and go to the file a bucket at a
  * time (unionfs_rdb_flush()): one write per bucket per flush, not one
- * per name.  Bounded: at most RD_STAGE_MAX entries, whatever the size.
+ * per name.  A directory of up to RD_STAGE_ALL names stages them all and
+ * sizes its index from what it found, at the end (spec 7.4); a bigger
+ * one is counted first and flushes every RD_STAGE_MAX entries.
  */
 #define RD_STAGE_MAX	16384
+#define RD_STAGE_ALL	131072
 
 #define RD_FILTER_BITS	BIT(19)		/* 64 KiB */
 
@@ -794,6 +798,7 @@ struct unionfs_rdstage {
 struct unionfs_rdbuild {
 	struct super_block *sb;
 	struct unionfs_rdstage st;
+	bool deferred;			/* the index is sized at the end */
 	struct dentry *udir;		/* the upper part, or NULL */
 	struct unionfs_rdio *n;		/* the new file, <ino>.new */
 	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
@@ -819,11 +824,9 @@ static void unionfs_rdb_stage_free(struct unionfs_rdstage *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static int unionfs_rdb_stage_init(struct unionfs_rdstage *st, u64 names)
+/* Room for @cap entries (a power of two). */
+static int unionfs_rdb_stage_init(struct unionfs_rdstage *st, u32 cap)
 {
-	u32 cap = clamp_t(u64, roundup_pow_of_two(max_t(u64, names, 1)), 64,
-			  RD_STAGE_MAX);
-
 	st->cap = cap;
 	st->tmask = 2 * cap - 1;
 	st->hash = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
@@ -852,7 +855,7 @@ static u32 unionfs_rdb_filter_bit(u32 hash, int which)
 static void unionfs_rdb_sort(struct unionfs_rdstage *st, u32 nb)
 {
 	unsigned int shift;
-	u16 count[256];	/* st->n <= RD_STAGE_MAX fits */
+	u32 count[256];
 	u64 *a = st->order, *b = st->tmp;
 	u32 e;
 
@@ -861,7 +864,6 @@ static void unionfs_rdb_sort(struct unionfs_rdstage *st, u32 nb)
 	for (shift = 32; shift < 32 + ilog2(nb); shift += 8) {
 		unsigned int sum = 0, d;
 
-		BUILD_BUG_ON(RD_STAGE_MAX > U16_MAX);
 		memset(count, 0, sizeof(count));
 		for (e = 0; e < st->n; e++)
 			count[(a[e] >> shift) & 0xff]++;
@@ -997,6 +999,9 @@ static int unionfs_rdb_index_add(struct unionfs_rdbuild *rb, u32 hash, u32 slot)
 	int err;
 
 	if (st->n == st->cap) {
+		/* All staged: more names than the bound (added meanwhile). */
+		if (rb->deferred)
+			return -EAGAIN;
 		err = unionfs_rdb_flush(rb->n, st);
 		if (err)
 			return err;
@@ -1353,32 +1358,46 @@ static u32 unionfs_rd_buckets_for(u64 names)
  * old one.  With @old (a loaded header), a reconcile that keeps every
  * surviving ordinal; without, a build from slot 0 with generation @gen.
  * On success *fp is the new file, open.
+ *
+ * The index comes before the records and is sized for the names
+ * (7.4).  Unless @counted, the names are not counted first: every index
+ * entry is staged and the index sized at the end, and the records start
+ * after the largest index the stage could need (blocks between stay
+ * holes); -EAGAIN if the names do not fit the stage (a directory above
+ * RD_STAGE_ALL names, or names added meanwhile).  @counted counts them
+ * first, and the index takes the blocks right after the header.
  */
-static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
-			    u64 gen, struct file **fp)
+static int unionfs_rd_build_for(struct dentry *dentry,
+				struct unionfs_rdio *old, u64 gen,
+				struct file **fp, bool counted)
 {
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u64 ino = d_inode(dentry)->i_ino, count;
 	struct unionfs_rdbuild rb = { .sb = sb, .o = old, .first = -1,
-				      .udir = unionfs_upper(dentry) };
+				      .udir = unionfs_upper(dentry),
+				      .deferred = !counted };
 	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;
 	struct odf_rd_header *h;
 	struct file *f;
 	unsigned int ns;
+	loff_t prealloc;
+	u32 cap;
 	int err;
 
-	err = unionfs_dir_count(dentry, &count);
+	err = unionfs_dir_count(dentry, &count, counted);
 	if (err)
 		return err;
 	if (old)
 		count = max_t(u64, count, le32_to_cpu(old->h->rh_live) + 1);
+	cap = clamp_t(u64, roundup_pow_of_two(max_t(u64, count, 1)), 64,
+		      counted ? RD_STAGE_MAX : RD_STAGE_ALL);
 	f = unionfs_rd_create(sbi, ino);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	xa_init(&rb.parts);
-	err = unionfs_rdb_stage_init(&rb.st, count);
+	err = unionfs_rdb_stage_init(&rb.st, cap);
 	if (err)
 		goto out_put;
 	err = -ENOMEM;
@@ -1392,21 +1411,24 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	err = unionfs_rd_take_stamps(dentry, unionfs_rd_stamps(h), &ns);
 	if (err)
 		goto out;
-	n->nb = unionfs_rd_buckets_for(count);
+	/* Deferred: the most buckets the staged names can need. */
+	n->nb = unionfs_rd_buckets_for(counted ? count : cap);
 	n->seed = old ? old->seed : get_random_u32();
 	n->rec_pos = ((loff_t)1 + n->nb) * RD_BLK;
 	n->cur_valid = true;
 	n->cur_blk = 0;
 	memset(n->rbuf, 0, RD_BLK);
 	/*
-	 * The index reads back as zeroes (EMPTY) until written.  The
-	 * record area is allocated for one slot per name too: appends
+	 * The index reads back as zeroes (EMPTY) until written, holes or
+	 * not.  The record area is allocated for one slot per name: appends
 	 * within the file size cost no size update each; the file is cut
 	 * to its exact size at the end.
 	 */
-	err = vfs_fallocate(f, 0, 0, n->rec_pos + (loff_t)RD_BLK *
-			    (DIV_ROUND_UP(count + (old ? old->next : 0),
-					  RD_SPB) + 1));
+	prealloc = counted ? 0 : n->rec_pos;
+	err = vfs_fallocate(f, 0, prealloc, n->rec_pos - prealloc +
+			    (loff_t)RD_BLK *
+			    (DIV_ROUND_UP(min_t(u64, count, cap) +
+					  (old ? old->next : 0), RD_SPB) + 1));
 	if (err)
 		goto out;
 	if (old) {
@@ -1421,6 +1443,9 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 		err = unionfs_odf_write(f, n->rbuf, RD_BLK,
 					n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
 	n->cur_valid = false;
+	/* Deferred: every entry is staged; the index for what was found. */
+	if (!err && !counted)
+		n->nb = unionfs_rd_buckets_for(rb.st.n);
 	if (!err)
 		err = unionfs_rdb_flush(n, &rb.st);
 	if (!err && old)
@@ -1440,7 +1465,7 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 	h->rh_generation = cpu_to_le64(gen);
 	h->rh_index_start = cpu_to_le32(1);
 	h->rh_index_buckets = cpu_to_le32(n->nb);
-	h->rh_rec_start = cpu_to_le32(1 + n->nb);
+	h->rh_rec_start = cpu_to_le32(n->rec_pos / RD_BLK);
 	h->rh_next_slot = cpu_to_le32(n->next);
 	h->rh_live = cpu_to_le32(rb.live);
 	h->rh_tombstones = cpu_to_le32(rb.tomb);
@@ -1467,6 +1492,17 @@ out_put:
 	unionfs_rd_fname(tmp, ino, true);
 	unionfs_rd_unlink(sbi, tmp);
 	return err;
+}
+
+static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
+			    u64 gen, struct file **fp)
+{
+	int err = unionfs_rd_build_for(dentry, old, gen, fp, false);
+
+	if (err == -EAGAIN)
+		err = unionfs_rd_build_for(dentry, old, gen, fp, true);
+	/* Counted, and still the index filled up: names keep coming. */
+	return err == -EAGAIN ? -ENOSPC : err;
 }
 
 /* ------------------------------------------------------------------ */

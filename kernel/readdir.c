@@ -22,6 +22,7 @@
 #include <linux/crc32c.h>
 #include <linux/file.h>
 #include <linux/list.h>
+#include <linux/magic.h>
 #include <linux/namei.h>
 #include <linux/rbtree.h>
 #include <linux/slab.h>
@@ -339,17 +340,48 @@ static bool unionfs_count_actor(struct dir_context *ctx, const char *name,
 	return true;
 }
 
-/* How many names the branch directories hold together (an upper bound). */
-int unionfs_dir_count(struct dentry *dentry, u64 *count)
+/*
+ * The fewest bytes of a directory's i_size one name takes, on the branch
+ * filesystems whose directory size bounds the names in it: ext2/3/4 (a
+ * directory entry is at least 12 bytes, index blocks hold none), xfs (a
+ * data entry is at least 16 bytes, a short-form one at least 8), tmpfs
+ * (20 bytes a name).  0: the size says nothing (btrfs counts name
+ * bytes, a union or overlayfs branch its own way).
+ */
+static unsigned int unionfs_dirent_min(const struct super_block *sb)
+{
+	switch (sb->s_magic) {
+	case EXT4_SUPER_MAGIC:
+		return 12;
+	case XFS_SUPER_MAGIC:
+		return 8;
+	case TMPFS_MAGIC:
+		return 20;
+	}
+	return 0;
+}
+
+/*
+ * How many names the branch directories hold together, at most: with
+ * @exact false, a bound from the directories' sizes where their
+ * filesystem gives one (nothing is read), else counted.  Names added
+ * directly to a branch meanwhile can exceed either.
+ */
+int unionfs_dir_count(struct dentry *dentry, u64 *count, bool exact)
 {
 	struct unionfs_counter c = { .ctx.actor = unionfs_count_actor };
-	unsigned int k = 0, bindex;
+	unsigned int k = 0, bindex, min;
 	struct path part;
 	int err = 0;
 
 	while (!err && unionfs_dir_next_part(dentry, &k, &part, &bindex)) {
 		struct file *dir;
 
+		min = exact ? 0 : unionfs_dirent_min(part.dentry->d_sb);
+		if (min) {
+			c.n += div_u64(i_size_read(d_inode(part.dentry)), min);
+			continue;
+		}
 		dir = dentry_open(&part, O_RDONLY | O_DIRECTORY | O_NOATIME,
 				  current_cred());
 		if (IS_ERR(dir))

@@ -657,7 +657,7 @@ bool unionfs_dir_is_merged(const struct dentry *dentry);
 typedef int (*unionfs_name_fn)(void *arg, const char *name, int len, u64 ino,
 			       unsigned int type, unsigned int bindex);
 int unionfs_dir_stream(struct dentry *dentry, unionfs_name_fn fn, void *arg);
-int unionfs_dir_count(struct dentry *dentry, u64 *count);
+int unionfs_dir_count(struct dentry *dentry, u64 *count, bool exact);
 bool unionfs_emit_dots(struct file *file, struct dir_context *ctx);
 int unionfs_check_empty(struct dentry *dentry);
 

@@ -758,6 +758,38 @@ START_TEST(test_vol_readdir)
 	ck_assert_int_eq(odf_rd_check(buf, len, &info, NULL, NULL), ODF_GOOD);
 	ck_assert_uint_eq(info.live + info.tombstones, 2001);
 	ck_assert_uint_eq(info.tombstones, 668);
+	/*
+	 * The record area may start after holes (spec 7.1: the module's
+	 * builds that do not count first), never inside the index.
+	 */
+	{
+		struct odf_rd_header *h = buf;
+		__u32 rs = ext2fs_le32_to_cpu(h->rh_rec_start);
+		__u32 nb = ext2fs_le32_to_cpu(h->rh_index_buckets);
+		size_t at = (size_t)rs * ODF_BLOCK_SIZE, gap = 3 * ODF_BLOCK_SIZE;
+		unsigned char *g = calloc(1, len + gap);
+		struct odf_rd_header *gh = (void *)g;
+
+		ck_assert_ptr_nonnull(g);
+		ck_assert_uint_eq(rs, 1 + nb);
+		memcpy(g, buf, at);
+		memcpy(g + at + gap, (unsigned char *)buf + at, len - at);
+		gh->rh_rec_start = ext2fs_cpu_to_le32(rs + 3);
+		gh->rh_crc = 0;
+		gh->rh_crc = ext2fs_cpu_to_le32(ext2fs_crc32c_le(~0U, g,
+							      ODF_BLOCK_SIZE));
+		ck_assert_int_eq(odf_rd_check(g, len + gap, &info, NULL, NULL),
+				 ODF_GOOD);
+		ck_assert_uint_eq(info.live + info.tombstones, 2001);
+		ck_assert_uint_eq(info.tombstones, 668);
+		gh->rh_rec_start = ext2fs_cpu_to_le32(nb);
+		gh->rh_crc = 0;
+		gh->rh_crc = ext2fs_cpu_to_le32(ext2fs_crc32c_le(~0U, g,
+							      ODF_BLOCK_SIZE));
+		ck_assert_int_ne(odf_rd_check(g, len + gap, &info, NULL, NULL),
+				 ODF_GOOD);
+		free(g);
+	}
 	free(buf);
 	ck_assert_int_eq(odf_vol_close(v), 0);
 	ck_assert_int_eq(odfck_status("rd"), 0);

@@ -881,8 +881,10 @@ int odf_rd_check(const void *buf, size_t len, struct odf_rd_info *info,
 		RD_FAIL(info, ODF_BAD_FIELD, "unknown header flags");
 	if (!all_zero(h.rh_reserved, sizeof(h.rh_reserved)))
 		RD_FAIL(info, ODF_BAD_FIELD, "reserved header fields in use");
+	/* Blocks between the index and the records are holes (7.1). */
 	if (ext2fs_le32_to_cpu(h.rh_index_start) != 1 || !is_pow2(nb) ||
-	    nb > (1U << 20) || rec_start != 1 + nb)
+	    nb > (1U << 20) || rec_start < 1 + nb ||
+	    rec_start > 1 + (1U << 20))
 		RD_FAIL(info, ODF_BAD_FIELD, "bad index geometry");
 	if (next > ODF_RD_OFF_MAX - ODF_RD_OFF_FIRST)
 		RD_FAIL(info, ODF_BAD_FIELD, "next slot %u out of range", next);

@@ -668,10 +668,11 @@ class M:
 
     @staticmethod
     def _rd_geom(p):
+        """Index buckets, first block of the records (holes may lie
+        between, spec 7.1), next slot."""
         h = rd(p, 0, 64)
-        nb = struct.unpack_from("<I", h, 36)[0]
-        nxt = struct.unpack_from("<I", h, 44)[0]
-        return nb, nxt
+        nb, rec, nxt = struct.unpack_from("<III", h, 36)
+        return nb, rec, nxt
 
     @staticmethod
     def rd_slot(root, rng):
@@ -679,8 +680,8 @@ class M:
         if not fs:
             return None
         p = rng.choice(fs)
-        nb, nxt = M._rd_geom(p)
-        base = (1 + nb) * BLK
+        nb, rec, nxt = M._rd_geom(p)
+        base = rec * BLK
         data = rd(p, base)
         heads = [o for o in range(0, min(len(data), nxt * 64), 64) if data[o] == 1]
         if not heads:
@@ -747,7 +748,7 @@ class M:
         if not fs:
             return None
         p = rng.choice(fs)
-        nb, nxt = M._rd_geom(p)
+        nb, _, nxt = M._rd_geom(p)
         if not 1 <= nb <= 64:
             return None
         b = rng.randrange(nb)
