@@ -2205,3 +2205,196 @@ void unionfs_rd_drop(struct dentry *dir)
 	if (rd)
 		up_write(&rd->sem);
 }
+
+/* ------------------------------------------------------------------ */
+/* After del=: states of lower-only directories follow their number    */
+/* ------------------------------------------------------------------ */
+
+struct unionfs_rd_names {
+	struct dir_context ctx;
+	u64 *ino;
+	unsigned int n, cap;
+	int err;
+};
+
+static bool unionfs_rd_names_actor(struct dir_context *ctx, const char *name,
+				   int len, loff_t off, u64 ino,
+				   unsigned int type)
+{
+	struct unionfs_rd_names *rn = container_of(ctx, struct unionfs_rd_names,
+						   ctx);
+	char buf[ODF_RD_NAME_LEN + 1];
+	u64 v;
+
+	if (len != ODF_RD_NAME_LEN)
+		return true;	/* ".", "..", "<ino>.new" */
+	memcpy(buf, name, len);
+	buf[len] = 0;
+	if (kstrtou64(buf, 16, &v))
+		return true;
+	if (rn->n == rn->cap) {
+		unsigned int cap = rn->cap ? 2 * rn->cap : 256;
+		u64 *p = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
+
+		if (!p) {
+			rn->err = -ENOMEM;
+			return false;
+		}
+		if (rn->n)
+			memcpy(p, rn->ino, rn->n * sizeof(u64));
+		kvfree(rn->ino);
+		rn->ino = p;
+		rn->cap = cap;
+	}
+	rn->ino[rn->n++] = v;
+	return true;
+}
+
+/* The slot of the branch with id @id in the union, or -1. */
+static int unionfs_rd_slot_of(struct unionfs_sb_info *sbi, u16 id)
+{
+	unsigned int i;
+
+	for (i = 0; i < sbi->nbranches; i++)
+		if (sbi->branches[i].id == id)
+			return i;
+	return -1;
+}
+
+/*
+ * The number the directory of state @h has after branches left, or 0 if
+ * the state stays where it is: only a lower-only directory (no stamp of
+ * the upper branch) that was numbered after its part on a branch now
+ * gone (its oldest stamp) moves, to the number of its oldest part left
+ * (namei.c, unionfs_dir_number_part()).
+ */
+static u64 unionfs_rd_new_number(struct super_block *sb,
+				 struct odf_rd_header *h, u64 ino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct odf_rd_stamp *st = unionfs_rd_stamps(h);
+	unsigned int i, ns = le16_to_cpu(h->rh_nstamps);
+	int old = -1, now = -1, slot;
+	u64 uino;
+
+	for (i = 0; i < ns; i++) {
+		u16 id = le16_to_cpu(st[i].st_branch);
+
+		if (!id)
+			continue;	/* the namespace stamp */
+		slot = unionfs_rd_slot_of(sbi, id);
+		if (slot < 0 || (sbi->has_upper && slot == 0))
+			return 0;	/* unknown, or an upper part */
+		if (old < 0 || id < le16_to_cpu(st[old].st_branch))
+			old = i;
+		if (!sbi->branches[slot].gone &&
+		    (now < 0 || id < le16_to_cpu(st[now].st_branch)))
+			now = i;
+	}
+	if (old < 0 || now < 0 || old == now)
+		return 0;
+	slot = unionfs_rd_slot_of(sbi, le16_to_cpu(st[old].st_branch));
+	if (unionfs_uino_det(sb, slot, le64_to_cpu(st[old].st_dir_ino),
+			     &uino) || uino != ino)
+		return 0;
+	slot = unionfs_rd_slot_of(sbi, le16_to_cpu(st[now].st_branch));
+	if (unionfs_uino_det(sb, slot, le64_to_cpu(st[now].st_dir_ino),
+			     &uino))
+		return 0;
+	return uino;
+}
+
+static int unionfs_rd_ino_test(struct inode *inode, void *data)
+{
+	return inode->i_ino == *(u64 *)data;
+}
+
+/*
+ * Move state @ino to the number its directory has now, if it changed.
+ * Not while an inode of the old number is in use (a working directory,
+ * an open stream: the branch change did not drop it): it may be
+ * writing the state meanwhile; that directory's next listing then
+ * rebuilds its state.
+ */
+static void unionfs_rd_rekey_one(struct super_block *sb, u64 ino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	char name[RD_NAME_MAX], to[RD_NAME_MAX];
+	struct unionfs_rdio *io;
+	struct inode *busy;
+	struct file *f;
+	struct path p;
+	u64 nino;
+	int err;
+
+	busy = ilookup5_nowait(sb, ino, unionfs_rd_ino_test, &ino);
+	if (busy) {
+		iput(busy);
+		return;
+	}
+	f = unionfs_rd_open_file(sbi, ino);
+	if (IS_ERR(f))
+		return;
+	io = unionfs_rdio_alloc(f);
+	if (!io || unionfs_rd_load(io, ino))
+		goto out;
+	nino = unionfs_rd_new_number(sb, io->h, ino);
+	if (!nino || nino == ino)
+		goto out;
+	unionfs_rd_fname(name, ino, false);
+	unionfs_rd_fname(to, nino, false);
+	/* A state of the new number (a listing since the change) stays. */
+	if (!vfs_path_lookup(sbi->readdir.dentry, sbi->readdir.mnt, to, 0,
+			     &p)) {
+		path_put(&p);
+		goto out;
+	}
+	io->h->rh_dir_ino = cpu_to_le64(nino);
+	unionfs_rd_csum_header(io->h);
+	err = unionfs_odf_write(f, io->h, RD_BLK, 0);
+	if (!err)
+		err = unionfs_do_rename_name(&sbi->readdir, name, to);
+	if (err)
+		pr_warn_ratelimited("readdir state %s: not moved to %s after del= (error %d): its listing gets new offsets\n",
+				    name, to, err);
+	/* A directory that found no state for its new number looks again. */
+	atomic64_inc(&sbi->rd_installs);
+out:
+	unionfs_rdio_free(io);
+	fput(f);
+}
+
+/*
+ * After a remount removed branches (remount.c): a lower-only directory
+ * numbered after its part on a removed branch has the number of its next
+ * part now, and its state moves there, so the offsets of the names that
+ * stay hold (spec 3.5).  Best effort, after the new branch set is
+ * durable: a state not moved is rebuilt at the next listing (new
+ * offsets), as a crash before the move leaves it.
+ */
+void unionfs_rd_rekey(struct super_block *sb)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct unionfs_rd_names rn = { .ctx.actor = unionfs_rd_names_actor };
+	struct file *dir;
+	unsigned int i;
+	int err;
+
+	dir = dentry_open(&sbi->readdir, O_RDONLY | O_DIRECTORY,
+			  current_cred());
+	if (IS_ERR(dir))
+		return;
+	err = iterate_dir(dir, &rn.ctx);
+	fput(dir);
+	if (!err)
+		err = rn.err;
+	if (err)
+		pr_warn("readdir states not moved after del= (error %d): listings of lower-only directories numbered after a removed branch get new offsets\n",
+			err);
+	for (i = 0; !err && i < rn.n; i++) {
+		unionfs_rd_rekey_one(sb, rn.ino[i]);
+		cond_resched();
+	}
+	kvfree(rn.ino);
+}
+

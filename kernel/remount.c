@@ -22,7 +22,9 @@
  * readdir states are stamped per branch id: all stay valid.  A merged
  * directory's state is reconciled at its next listing: names of an
  * added branch are appended, those of a removed one tombstoned, every
- * other offset is kept.
+ * other offset is kept.  A lower-only directory numbered after a
+ * removed branch's part takes another number, and its state moves
+ * with it (unionfs_rd_rekey()).
  *
  * Not yet (issue 11): a new first branch (rotating the writable branch),
  * writable lower branches; both are refused with a clear line.
@@ -312,13 +314,15 @@ static int unionfs_newset_leave(struct fs_context *fc,
  * Use the new set: the ODF has it.  Nothing here can fail: the root's
  * new info (@di) was made before the ODF was written.
  */
-static void unionfs_newset_commit(struct super_block *sb,
+/* Returns whether a branch left the union. */
+static bool unionfs_newset_commit(struct super_block *sb,
 				  struct unionfs_newset *ns,
 				  struct unionfs_dentry_info *di)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct dentry *root = sb->s_root;
 	unsigned int i, k;
+	bool left = false;
 
 	/* Lookups and listings in the root wait: they read its info. */
 	inode_lock(d_inode(root));
@@ -331,8 +335,10 @@ static void unionfs_newset_commit(struct super_block *sb,
 		sbi->branches[i].mode = ns->br[i].mode;
 		for (k = 0; k < ns->order.n && ns->order.idx[k] != i; k++)
 			;
-		if (k == ns->order.n)
+		if (k == ns->order.n && !sbi->branches[i].gone) {
 			WRITE_ONCE(sbi->branches[i].gone, true);
+			left = true;
+		}
 	}
 	/* Readers that see the new count see the slots filled. */
 	smp_store_release(&sbi->nbranches, ns->nslots);
@@ -344,6 +350,7 @@ static void unionfs_newset_commit(struct super_block *sb,
 	unionfs_swap_dinfo(root, di);
 	inode_unlock(d_inode(root));
 	shrink_dcache_sb(sb);
+	return left;
 }
 
 /*
@@ -406,7 +413,11 @@ int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb)
 			sbi->odf_name, err);
 		goto out;
 	}
-	unionfs_newset_commit(sb, &ns, root_di);
+	if (unionfs_newset_commit(sb, &ns, root_di)) {
+		old_cred = override_creds(sbi->creator_cred);
+		unionfs_rd_rekey(sb);
+		revert_creds(old_cred);
+	}
 	root_di = NULL;
 	for (i = 0; i < ns.order.n; i++)
 		if (!sbi->branches[ns.order.idx[i]].root.mnt->mnt_sb->s_export_op &&

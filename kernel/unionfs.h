@@ -678,6 +678,7 @@ void unionfs_rd_add(struct unionfs_rd_txn *t, const struct qstr *name,
 void unionfs_rd_del(struct unionfs_rd_txn *t, const struct qstr *name);
 void unionfs_rd_end(struct unionfs_rd_txn *t, int err);
 void unionfs_rd_drop(struct dentry *dir);
+void unionfs_rd_rekey(struct super_block *sb);
 bool unionfs_rd_usable(struct dentry *dentry);
 bool unionfs_rd_exists(struct dentry *dentry);
 int unionfs_rd_iterate(struct file *file, struct dir_context *ctx,
