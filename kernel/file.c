@@ -54,8 +54,8 @@ static int unionfs_may_open_real(struct file *file, const struct path *real)
  * directory listed through its one branch directory (readdir.c) counts
  * too.
  */
-static struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
-						  struct file *realfile)
+struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
+					   struct file *realfile)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct vfsmount *mnt = realfile->f_path.mnt;

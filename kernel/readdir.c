@@ -776,21 +776,23 @@ static int unionfs_dir_open_real(struct file *file,
 				 struct unionfs_dir_file *df)
 {
 	struct dentry *dentry = file->f_path.dentry;
-	const struct unionfs_lower *top = unionfs_top_lower(dentry);
+	struct unionfs_branch *br;
 	struct file *realfile;
 	struct path real;
 	int err;
 
 	unionfs_real_path(dentry, &real);
-	/*
-	 * Its branch, for the entries' numbers, from the dentry it opens:
-	 * the inode's can change under the stream (a copy-up, or a branch
-	 * change that moves a lower-only directory's top part).
-	 */
-	df->bindex = top && real.dentry == top->path.dentry ? top->bindex : 0;
 	realfile = dentry_open(&real, file->f_flags, current_cred());
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
+	/*
+	 * Its branch, for the entries' numbers, from the directory it
+	 * opened (each branch has a mount of its own): the inode's can
+	 * change under the stream (a copy-up, or a branch change that
+	 * moves a lower-only directory's top part).
+	 */
+	br = unionfs_file_branch(dentry->d_sb, realfile);
+	df->bindex = br ? br - UNIONFS_SB(dentry->d_sb)->branches : 0;
 	/* A lower branch's directory: del= of that branch is EBUSY. */
 	err = unionfs_count_real_open(dentry->d_sb, realfile, 1);
 	if (err) {

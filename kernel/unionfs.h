@@ -647,6 +647,8 @@ extern const struct file_operations unionfs_file_fops;
 int unionfs_open_on(struct file *file, struct file *realfile);
 int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
 			    int delta);
+struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
+					   struct file *realfile);
 
 /* readdir.c: directory files; the merged listing, streamed */
 extern const struct file_operations unionfs_dir_fops;
