@@ -799,6 +799,7 @@ struct unionfs_rdbuild {
 	struct super_block *sb;
 	struct unionfs_rdstage st;
 	bool deferred;			/* the index is sized at the end */
+	bool overflow;			/* deferred, and the names did not fit */
 	struct dentry *udir;		/* the upper part, or NULL */
 	struct unionfs_rdio *n;		/* the new file, <ino>.new */
 	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
@@ -1000,8 +1001,10 @@ static int unionfs_rdb_index_add(struct unionfs_rdbuild *rb, u32 hash, u32 slot)
 
 	if (st->n == st->cap) {
 		/* All staged: more names than the bound (added meanwhile). */
-		if (rb->deferred)
-			return -EAGAIN;
+		if (rb->deferred) {
+			rb->overflow = true;
+			return -ENOSPC;
+		}
 		err = unionfs_rdb_flush(rb->n, st);
 		if (err)
 			return err;
@@ -1363,7 +1366,7 @@ static u32 unionfs_rd_buckets_for(u64 names)
  * (7.4).  Unless @counted, the names are not counted first: every index
  * entry is staged and the index sized at the end, and the records start
  * after the largest index the stage could need (blocks between stay
- * holes); -EAGAIN if the names do not fit the stage (a directory above
+ * holes); 1 if the names do not fit the stage (a directory above
  * RD_STAGE_ALL names, or names added meanwhile).  @counted counts them
  * first, and the index takes the blocks right after the header.
  */
@@ -1391,6 +1394,8 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 		return err;
 	if (old)
 		count = max_t(u64, count, le32_to_cpu(old->h->rh_live) + 1);
+	if (!counted && count > RD_STAGE_ALL)
+		return 1;	/* maybe more than fit: count them */
 	cap = clamp_t(u64, roundup_pow_of_two(max_t(u64, count, 1)), 64,
 		      counted ? RD_STAGE_MAX : RD_STAGE_ALL);
 	f = unionfs_rd_create(sbi, ino);
@@ -1491,7 +1496,7 @@ out_put:
 	/* Do not leave a half-built state taking room on the ODF. */
 	unionfs_rd_fname(tmp, ino, true);
 	unionfs_rd_unlink(sbi, tmp);
-	return err;
+	return rb.overflow ? 1 : err;
 }
 
 static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
@@ -1499,10 +1504,9 @@ static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
 {
 	int err = unionfs_rd_build_for(dentry, old, gen, fp, false);
 
-	if (err == -EAGAIN)
+	if (err > 0)
 		err = unionfs_rd_build_for(dentry, old, gen, fp, true);
-	/* Counted, and still the index filled up: names keep coming. */
-	return err == -EAGAIN ? -ENOSPC : err;
+	return err;
 }
 
 /* ------------------------------------------------------------------ */

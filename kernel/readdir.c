@@ -342,19 +342,17 @@ static bool unionfs_count_actor(struct dir_context *ctx, const char *name,
 
 /*
  * The fewest bytes of a directory's i_size one name takes, on the branch
- * filesystems whose directory size bounds the names in it: ext2/3/4 (a
- * directory entry is at least 12 bytes, index blocks hold none), xfs (a
- * data entry is at least 16 bytes, a short-form one at least 8), tmpfs
- * (20 bytes a name).  0: the size says nothing (btrfs counts name
- * bytes, a union or overlayfs branch its own way).
+ * filesystems whose directory size (in the VFS inode) bounds the names
+ * in it: ext2/3/4 (a directory entry is at least 12 bytes, index blocks
+ * hold none), tmpfs (20 bytes a name).  0: the size says nothing (xfs
+ * keeps a directory's VFS size at what it was when the inode was read,
+ * btrfs counts name bytes, a union or overlayfs branch its own way).
  */
 static unsigned int unionfs_dirent_min(const struct super_block *sb)
 {
 	switch (sb->s_magic) {
 	case EXT4_SUPER_MAGIC:
 		return 12;
-	case XFS_SUPER_MAGIC:
-		return 8;
 	case TMPFS_MAGIC:
 		return 20;
 	}
