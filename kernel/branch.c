@@ -261,9 +261,12 @@ struct file *unionfs_do_create_file(const struct path *dir, const char *name,
 	return f;
 }
 
-/* Rename @from over @to, both in @dir; ENOENT if @from is not there. */
+/*
+ * Rename @from over @to, both in @dir; ENOENT if @from is not there.
+ * @flags: 0, or RENAME_NOREPLACE (EEXIST if @to is there).
+ */
 int unionfs_do_rename_name(const struct path *dir, const char *from,
-			   const char *to)
+			   const char *to, unsigned int flags)
 {
 	struct dentry *d1, *d2;
 	int err;
@@ -282,7 +285,7 @@ int unionfs_do_rename_name(const struct path *dir, const char *from,
 	err = -ENOENT;
 	if (d_is_positive(d1))
 		err = unionfs_do_rename(dir->mnt, dir->dentry, d1, dir->dentry,
-					d2, 0);
+					d2, flags);
 	dput(d2);
 out_d1:
 	dput(d1);

@@ -380,7 +380,7 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 		goto out;
 
 	/* The rename commits the new map in one step. */
-	err = unionfs_do_rename_name(&sbi->imap_dir, tmpname, name);
+	err = unionfs_do_rename_name(&sbi->imap_dir, tmpname, name, 0);
 	if (err)
 		goto out;
 	fput(sbi->imap[m]);

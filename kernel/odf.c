@@ -537,7 +537,7 @@ int unionfs_odf_set_branches(struct unionfs_sb_info *sbi,
 	err = unionfs_odf_write_super_new(sbi, buf);
 	if (!err)
 		err = unionfs_do_rename_name(&sbi->odf, ODF_PATH_SUPER_NEW,
-					     ODF_PATH_SUPER);
+					     ODF_PATH_SUPER, 0);
 	if (err)
 		goto out;
 	/*

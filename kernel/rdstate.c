@@ -163,7 +163,7 @@ static int unionfs_rd_install(struct unionfs_sb_info *sbi, u64 ino)
 
 	unionfs_rd_fname(tmp, ino, true);
 	unionfs_rd_fname(name, ino, false);
-	err = unionfs_do_rename_name(&sbi->readdir, tmp, name);
+	err = unionfs_do_rename_name(&sbi->readdir, tmp, name, 0);
 	atomic64_inc(&sbi->rd_installs);
 	return err;
 }
@@ -2297,9 +2297,11 @@ static u64 unionfs_rd_new_number(struct super_block *sb,
 	}
 	if (old < 0 || now < 0 || old == now)
 		return 0;
-	slot = unionfs_rd_slot_of(sbi, le16_to_cpu(st[old].st_branch));
-	if (unionfs_uino_det(sb, slot, le64_to_cpu(st[old].st_dir_ino),
-			     &uino) || uino != ino)
+	/* Its number as a deterministic one (a big one is not looked up). */
+	uino = le64_to_cpu(st[old].st_dir_ino);
+	if (uino > ODF_UINO_LOW_MASK ||
+	    ((u64)le16_to_cpu(st[old].st_branch) << ODF_UINO_SHIFT | uino) !=
+	    ino)
 		return 0;
 	slot = unionfs_rd_slot_of(sbi, le16_to_cpu(st[now].st_branch));
 	if (unionfs_uino_det(sb, slot, le64_to_cpu(st[now].st_dir_ino),
@@ -2327,7 +2329,6 @@ static void unionfs_rd_rekey_one(struct super_block *sb, u64 ino)
 	struct unionfs_rdio *io;
 	struct inode *busy;
 	struct file *f;
-	struct path p;
 	u64 nino;
 	int err;
 
@@ -2347,20 +2348,29 @@ static void unionfs_rd_rekey_one(struct super_block *sb, u64 ino)
 		goto out;
 	unionfs_rd_fname(name, ino, false);
 	unionfs_rd_fname(to, nino, false);
-	/* A state of the new number (a listing since the change) stays. */
-	if (!vfs_path_lookup(sbi->readdir.dentry, sbi->readdir.mnt, to, 0,
-			     &p)) {
-		path_put(&p);
-		goto out;
-	}
+	/*
+	 * The header names the new number on disk before the file does
+	 * (a crash between: a state for another directory under the old
+	 * name, which nothing reads and odfck drops).  A state of the new
+	 * number (a listing since the change built it) is not replaced.
+	 */
 	io->h->rh_dir_ino = cpu_to_le64(nino);
 	unionfs_rd_csum_header(io->h);
 	err = unionfs_odf_write(f, io->h, RD_BLK, 0);
 	if (!err)
-		err = unionfs_do_rename_name(&sbi->readdir, name, to);
-	if (err)
-		pr_warn_ratelimited("readdir state %s: not moved to %s after del= (error %d): its listing gets new offsets\n",
-				    name, to, err);
+		err = vfs_fsync(f, 1);
+	if (!err)
+		err = unionfs_do_rename_name(&sbi->readdir, name, to,
+					     RENAME_NOREPLACE);
+	if (err) {
+		io->h->rh_dir_ino = cpu_to_le64(ino);
+		unionfs_rd_csum_header(io->h);
+		unionfs_odf_write(f, io->h, RD_BLK, 0);
+		if (err != -EEXIST)
+			pr_warn_ratelimited("readdir state %s: not moved to %s after del= (error %d): its listing gets new offsets\n",
+					    name, to, err);
+		goto out;
+	}
 	/* A directory that found no state for its new number looks again. */
 	atomic64_inc(&sbi->rd_installs);
 out:
@@ -2396,7 +2406,11 @@ void unionfs_rd_rekey(struct super_block *sb)
 		pr_warn("readdir states not moved after del= (error %d): listings of lower-only directories numbered after a removed branch get new offsets\n",
 			err);
 	for (i = 0; !err && i < rn.n; i++) {
-		unionfs_rd_rekey_one(sb, rn.ino[i]);
+		int slot = unionfs_rd_slot_of(sbi, rn.ino[i] >> ODF_UINO_SHIFT);
+
+		/* Only a number made of a removed branch's part can move. */
+		if (slot > 0 && sbi->branches[slot].gone)
+			unionfs_rd_rekey_one(sb, rn.ino[i]);
 		cond_resched();
 	}
 	kvfree(rn.ino);

@@ -469,7 +469,7 @@ int unionfs_do_unlink_name(const struct path *dir, const char *name);
 struct file *unionfs_do_create_file(const struct path *dir, const char *name,
 				    int flags);
 int unionfs_do_rename_name(const struct path *dir, const char *from,
-			   const char *to);
+			   const char *to, unsigned int flags);
 long unionfs_do_splice(struct file *in, loff_t *ppos, struct file *out,
 		       loff_t *opos, size_t len);
 
