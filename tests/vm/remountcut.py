@@ -14,7 +14,9 @@ replayed to every FLUSH/FUA entry and every mark; at each state:
     change was durable when remount returned);
   * the union shows that set's view: names, contents, the whiteout
     still hiding a name the added branch has, st_ino of the names of
-    the branches that stay;
+    the branches that stay, d_ino = st_ino of every name (m/, a
+    lower-only directory listed with set B, is renumbered by the del=
+    and its readdir state moved: spec 3.5);
   * odfck -fn is clean after the union's umount.
 
 Devices: the ODF is a slice of $ODF_DEV; BRANCH_DEVS 1 = upper (ext4),
@@ -77,6 +79,13 @@ def setup():
     wfile(L1 + "/a/f2", "f2")
     wfile(L1 + "/x", "x1")
     wfile(L1 + "/k", "k1")
+    # m/: on both lower branches, never written: numbered after its
+    # part on lower 1 (the oldest), so del= of lower 1 renumbers it and
+    # moves its readdir state (the listing of set B made it).
+    os.makedirs(L1 + "/m")
+    wfile(L1 + "/m/p1", "p1")
+    os.makedirs(L2 + "/m")
+    wfile(L2 + "/m/q1", "q1")
     os.makedirs(L2 + "/a")
     wfile(L2 + "/a/f3", "f3")
     wfile(L2 + "/x", "x2")
@@ -115,9 +124,12 @@ def main():
 
     # What the sets must show (so the live run is checked too).
     want = {
-        "A": {"a": "<dir>", "a/f1": "f1", "k": "k1", "new": "new"},
-        "B": {"a": "<dir>", "a/f1": "f1", "a/f3": "f3", "k": "k1", "new": "new", "y": "y2"},
-        "C": {"a": "<dir>", "a/f3": "f3", "new": "new", "y": "y2"},
+        "A": {"a": "<dir>", "a/f1": "f1", "k": "k1", "new": "new", "m": "<dir>",
+              "m/p1": "p1"},
+        "B": {"a": "<dir>", "a/f1": "f1", "a/f3": "f3", "k": "k1", "new": "new", "y": "y2",
+              "m": "<dir>", "m/p1": "p1", "m/q1": "q1"},
+        "C": {"a": "<dir>", "a/f3": "f3", "new": "new", "y": "y2", "m": "<dir>",
+              "m/q1": "q1"},
     }
     bad = []
     for s in ORDER:
