@@ -312,9 +312,9 @@ static int unionfs_newset_leave(struct fs_context *fc,
 
 /*
  * Use the new set: the ODF has it.  Nothing here can fail: the root's
- * new info (@di) was made before the ODF was written.
+ * new info (@di) was made before the ODF was written.  Returns whether
+ * a branch left the union.
  */
-/* Returns whether a branch left the union. */
 static bool unionfs_newset_commit(struct super_block *sb,
 				  struct unionfs_newset *ns,
 				  struct unionfs_dentry_info *di)
