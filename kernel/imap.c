@@ -276,6 +276,20 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 	return found;
 }
 
+/*
+ * May the forward map hold a record for (@branch, @ino)?  false is
+ * certain (the filter's bit is clear, or there is no map), with no lock
+ * and no read: the lookup of an object without a record stops here.
+ */
+bool unionfs_imap_may_hold(const struct unionfs_sb_info *sbi, u16 branch,
+			   u64 ino)
+{
+	/* Pairs with the set_bit() before a record is written. */
+	return sbi->imap[0] &&
+	       test_bit(unionfs_imap_filter_bit(sbi, branch, ino),
+			sbi->imap_filter);
+}
+
 int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
 		      struct odf_map_rec *rec)
 {
@@ -284,9 +298,7 @@ int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
 	if (!sbi->imap[m])
 		return -ENOENT;
 	if (!m) {
-		/* Pairs with the set_bit() before a record is written. */
-		if (!test_bit(unionfs_imap_filter_bit(sbi, branch, ino),
-			      sbi->imap_filter))
+		if (!unionfs_imap_may_hold(sbi, branch, ino))
 			return -ENOENT;
 		unionfs_count(sbi, UNIONFS_ST_MAP_READS);
 	}

@@ -207,6 +207,8 @@ static int unionfs_uino_upper(struct super_block *sb, u64 lower_ino, u64 *uino)
 	struct odf_map_rec *rec;
 	int err;
 
+	if (!unionfs_imap_may_hold(sbi, sbi->branches[0].id, lower_ino))
+		return -ENOENT;
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
@@ -233,6 +235,26 @@ int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
 	*uino = (u64)unionfs_branch(sb, bindex)->id << ODF_UINO_SHIFT |
 		lower_ino;
 	return 0;
+}
+
+/*
+ * The number of an entry listed from branch @bindex when it needs no
+ * ODF and no lock (a listing may call this under the branch directory's
+ * lock): deterministic, and not a key the forward map may hold.  false
+ * when it needs unionfs_uino_entry().
+ */
+bool unionfs_uino_quick(struct super_block *sb, unsigned int bindex,
+			u64 lower_ino, u64 *uino)
+{
+	if (lower_ino > ODF_UINO_LOW_MASK)
+		return false;
+	if (!bindex && unionfs_imap_may_hold(UNIONFS_SB(sb),
+					     unionfs_branch(sb, 0)->id,
+					     lower_ino))
+		return false;
+	*uino = (u64)unionfs_branch(sb, bindex)->id << ODF_UINO_SHIFT |
+		lower_ino;
+	return true;
 }
 
 /* The same, for an entry listed from a branch directory. */

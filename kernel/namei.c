@@ -224,7 +224,7 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 
 	if (lower_links)
 		*lower_links = 0;
-	if (bindex)
+	if (bindex || !unionfs_imap_may_hold(sbi, bid, lower->i_ino))
 		return unionfs_uino_det(sb, bindex, lower->i_ino, uino);
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)

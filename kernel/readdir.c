@@ -670,58 +670,107 @@ static int unionfs_iterate_resume(struct file *file, struct dir_context *ctx)
 	return 0;
 }
 
+/*
+ * A listed-through directory's entries go from the branch directory's
+ * actor straight to the caller's when their number needs nothing but
+ * arithmetic (unionfs_uino_quick()) and their type is known, as
+ * overlayfs lists a directory that is not merged.  An entry that needs
+ * more (an inode map record that may exist, a big inode number,
+ * DT_UNKNOWN) may read or write the ODF, which is not done under the
+ * branch directory's lock: the read stops after it, and it is handed
+ * on from unionfs_iterate_single().
+ */
+struct unionfs_through {
+	struct dir_context ctx;
+	struct dir_context *caller;
+	struct super_block *sb;
+	unsigned int bindex;
+	u64 dot_ino, dotdot_ino;
+	bool full;		/* the caller's buffer is full */
+	bool pending;		/* @slow waits to be handed on */
+	struct unionfs_batch_ent slow;
+};
+
+static bool unionfs_through_actor(struct dir_context *ctx, const char *name,
+				  int len, loff_t offset, u64 ino,
+				  unsigned int type)
+{
+	struct unionfs_through *t =
+		container_of(ctx, struct unionfs_through, ctx);
+	u64 uino;
+
+	if (t->pending)
+		return false;	/* not consumed: the next read starts here */
+	if (len == 1 && name[0] == '.') {
+		uino = t->dot_ino;
+	} else if (len == 2 && name[0] == '.' && name[1] == '.') {
+		uino = t->dotdot_ino;
+	} else if (type == DT_UNKNOWN ||
+		   !unionfs_uino_quick(t->sb, t->bindex, ino, &uino)) {
+		t->slow.pos = offset;
+		t->slow.ino = ino;
+		t->slow.type = type;
+		t->slow.len = len;
+		memcpy(t->slow.name, name, len);
+		t->slow.name[len] = 0;
+		t->pending = true;
+		return true;
+	}
+	t->caller->pos = offset;
+	if (!dir_emit(t->caller, name, len, uino, type)) {
+		t->full = true;
+		return false;
+	}
+	return true;
+}
+
 static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 {
 	struct unionfs_dir_file *df = file->private_data;
 	struct inode *inode = file_inode(file);
-	struct super_block *sb = inode->i_sb;
-	unsigned int bindex = df->bindex;
-	struct dentry *rdir = df->realfile->f_path.dentry;
-	struct unionfs_batch *b;
-	unsigned int i;
+	struct file *realfile = df->realfile;
+	struct unionfs_through *t;
 	int err = 0;
 
-	b = kmalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
+	/* The slow entry's name makes it too big for the stack. */
+	t = kmalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
 		return -ENOMEM;
+	t->ctx.actor = unionfs_through_actor;
+	t->caller = ctx;
+	t->sb = inode->i_sb;
+	t->bindex = df->bindex;
+	t->dot_ino = inode->i_ino;
+	t->dotdot_ino = unionfs_parent_ino(file);
 	for (;;) {
-		loff_t next;
+		struct unionfs_batch_ent *be = &t->slow;
+		u64 uino;
 
 		/* The branch directory resumes where the union file stands. */
-		df->realfile->f_pos = ctx->pos;
-		err = unionfs_batch_read(df->realfile, b);
-		if (err || !b->n)
+		realfile->f_pos = ctx->pos;
+		t->ctx.pos = ctx->pos;
+		t->full = false;
+		t->pending = false;
+		err = iterate_dir(realfile, &t->ctx);
+		if (err || t->full)
 			break;
-		next = df->realfile->f_pos;
-		for (i = 0; i < b->n; i++) {
-			struct unionfs_batch_ent *be = &b->ent[i];
-			u64 uino;
-
-			if (be->len == 1 && be->name[0] == '.') {
-				uino = inode->i_ino;
-			} else if (be->len == 2 && be->name[0] == '.' &&
-				   be->name[1] == '.') {
-				uino = unionfs_parent_ino(file);
-			} else {
-				if (be->type == DT_UNKNOWN)
-					unionfs_entry_resolve(&df->realfile->f_path,
-							      be);
-				err = unionfs_uino_entry(sb, bindex, rdir,
-							 be->name, be->len,
-							 be->ino, &uino);
-			}
-			if (err)
-				goto out;
-			ctx->pos = be->pos;
-			if (!dir_emit(ctx, be->name, be->len, uino, be->type))
-				goto out;
+		if (!t->pending) {
+			ctx->pos = realfile->f_pos;
+			break;
 		}
-		ctx->pos = next;
-		if (b->n < UNIONFS_BATCH)
+		if (be->type == DT_UNKNOWN)
+			unionfs_entry_resolve(&realfile->f_path, be);
+		err = unionfs_uino_entry(t->sb, t->bindex,
+					 realfile->f_path.dentry, be->name,
+					 be->len, be->ino, &uino);
+		if (err)
 			break;
+		ctx->pos = be->pos;
+		if (!dir_emit(ctx, be->name, be->len, uino, be->type))
+			break;
+		ctx->pos = realfile->f_pos;
 	}
-out:
-	kfree(b);
+	kfree(t);
 	return err;
 }
 

@@ -546,6 +546,8 @@ int unionfs_intent_replay(struct super_block *sb);
 /* imap.c: the inode maps /imap/forward and /imap/reverse */
 int unionfs_imap_open(struct unionfs_sb_info *sbi);
 void unionfs_imap_close(struct unionfs_sb_info *sbi);
+bool unionfs_imap_may_hold(const struct unionfs_sb_info *sbi, u16 branch,
+			   u64 ino);
 int unionfs_imap_find(struct unionfs_sb_info *sbi, int map, u16 branch,
 		      u64 ino, struct odf_map_rec *rec);
 int unionfs_imap_put(struct unionfs_sb_info *sbi, int map,
@@ -609,6 +611,8 @@ int unionfs_uino_entry(struct super_block *sb, unsigned int bindex,
 		       u64 lower_ino, u64 *uino);
 int unionfs_uino_det(struct super_block *sb, unsigned int bindex,
 		     u64 lower_ino, u64 *uino);
+bool unionfs_uino_quick(struct super_block *sb, unsigned int bindex,
+			u64 lower_ino, u64 *uino);
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 			   unsigned int bindex);
 void unionfs_inode_copied_up(struct inode *inode, struct inode *upper);

@@ -17,6 +17,12 @@
 # - a directory that had a state keeps listing from it when it has one
 #   part again (del= of its lower branch): offsets of the names left
 #   stay valid.
+# - an upper-only directory holding copies of lower files (entries whose
+#   number an inode map record gives, handed on after the branch read;
+#   the others go straight from the branch's listing) lists each name
+#   once with d_ino == st_ino with every getdents64 buffer size, a seek
+#   to any of its offsets resumes at the right name, and it gets no
+#   state.
 # odfck finds the ODF clean after each part.
 . "$SRC/tests/vm/lib.sh"
 
@@ -124,4 +130,36 @@ sys.exit(1 if bad or len(b) < 49 else 0)
 PY
 union_ls $u/m >/dev/null
 union_umount $u
+odf_check
+
+# ---- an upper-only directory holding copies ----
+union_mount $u "odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
+mkdir $u/mix || fail "mkdir mix"
+for i in $(seq -w 0 199); do : >$u/mix/p$i; done
+for i in $(seq -w 100 139); do
+	want=$(ino $u/lo/f$i)
+	echo more >>$u/lo/f$i && mv $u/lo/f$i $u/mix/c$i || fail "copy up and move lo/f$i"
+	expect_eq "st_ino of mix/c$i (its origin's)" "$want" "$(ino $u/mix/c$i)"
+done
+[ -e $b1/mix ] && fail "mix/ made on a lower branch"
+MIX=$(printf '%016x' "$(ino $u/mix)")
+names=$(union_ls $u/mix) || fail "$names"
+expect_eq "mix/ lists" 240 "$(echo $names | wc -w)"
+"$DL" $u/mix | awk '$1 != "end"' >$TMP/mix
+expect_eq "copies listed in mix/" 40 "$(grep -c ' c1[0-3][0-9]$' $TMP/mix)"
+for b in 200 700 3000; do
+	"$DL" -b $b $u/mix | awk '$1 != "end"' >$TMP/mixb
+	diff $TMP/mix $TMP/mixb >/dev/null ||
+		fail "mix/ listed with a $b-byte buffer differs: $(diff $TMP/mix $TMP/mixb | head -n 4 | tr '\n' ' ')"
+done
+# A seek to each 20th offset resumes at the next entry.
+n=$(wc -l <$TMP/mix)
+for k in $(seq 1 20 $((n - 1))); do
+	off=$(sed -n ${k}p $TMP/mix | awk '{ print $1 }')
+	expect_eq "mix/: seek to the offset of entry $k" "$(sed -n $((k + 1))p $TMP/mix)" \
+		"$("$DL" -s "$off" -n 1 $u/mix | head -n 1)"
+done
+union_umount $u
+state_list | grep -qx "$MIX" && fail "the upper-only mix/ got a readdir state"
+note "mix/: 240 names (40 copies) listed with 4 buffer sizes, $(( (n + 18) / 20 )) seeks"
 odf_check
