@@ -773,17 +773,21 @@ static int unionfs_rd_tomb(struct unionfs_rdio *io, const char *name, int len)
 /*
  * A build's index entries wait here and go to the file a bucket at a
  * time (unionfs_rdb_flush()): one write per bucket per flush, not one
- * per name.  A directory of up to RD_STAGE_ALL names stages them all and
- * sizes its index from what it found, at the end (spec 7.4); a bigger
- * one is counted first and flushes every RD_STAGE_MAX entries.
+ * per name.  A directory whose bound is up to RD_STAGE_ALL names stages
+ * them all and sizes its index from what it found, at the end (spec
+ * 7.4); the stage starts at RD_STAGE_MAX entries at most and doubles as
+ * names come, up to the bound, so its memory follows the names found,
+ * not the bound.  A bigger one is counted first and flushes every
+ * RD_STAGE_MAX entries.
  */
 #define RD_STAGE_MAX	16384
-#define RD_STAGE_ALL	131072
+#define RD_STAGE_ALL	1048576
 
 #define RD_FILTER_BITS	BIT(19)		/* 64 KiB */
 
 struct unionfs_rdstage {
 	u32 cap, n, tmask;
+	u32 limit;		/* deferred: the most entries it may grow to */
 	bool flushed;		/* the file's index holds entries */
 	/*
 	 * Names in the file's index, two bits each by hash: a name whose
@@ -825,20 +829,64 @@ static void unionfs_rdb_stage_free(struct unionfs_rdstage *st)
 	memset(st, 0, sizeof(*st));
 }
 
-/* Room for @cap entries (a power of two). */
-static int unionfs_rdb_stage_init(struct unionfs_rdstage *st, u32 cap)
+/*
+ * Room for @cap entries (a power of two), the @n staged so far kept:
+ * their hash table is made again at the new size.
+ */
+static int unionfs_rdb_stage_size(struct unionfs_rdstage *st, u32 cap)
 {
+	u32 *hash, *slot, *tab, i, t;
+	u64 *order, *tmp;
+
+	hash = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
+	slot = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
+	order = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
+	tmp = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
+	tab = kvcalloc(2 * cap, sizeof(u32), GFP_KERNEL);
+	if (!hash || !slot || !order || !tmp || !tab) {
+		kvfree(hash);
+		kvfree(slot);
+		kvfree(order);
+		kvfree(tmp);
+		kvfree(tab);
+		return -ENOMEM;
+	}
+	if (st->n) {
+		memcpy(hash, st->hash, st->n * sizeof(u32));
+		memcpy(slot, st->slot, st->n * sizeof(u32));
+	}
+	for (i = 0; i < st->n; i++) {
+		for (t = hash[i] & (2 * cap - 1); tab[t];
+		     t = (t + 1) & (2 * cap - 1))
+			;
+		tab[t] = i + 1;
+	}
+	kvfree(st->hash);
+	kvfree(st->slot);
+	kvfree(st->order);
+	kvfree(st->tmp);
+	kvfree(st->tab);
+	st->hash = hash;
+	st->slot = slot;
+	st->order = order;
+	st->tmp = tmp;
+	st->tab = tab;
 	st->cap = cap;
 	st->tmask = 2 * cap - 1;
-	st->hash = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
-	st->slot = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
-	st->order = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
-	st->tmp = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
-	st->tab = kvcalloc(2 * cap, sizeof(u32), GFP_KERNEL);
+	return 0;
+}
+
+/*
+ * Room for @cap entries now and, deferred, up to @limit (powers of
+ * two, @cap <= @limit).
+ */
+static int unionfs_rdb_stage_init(struct unionfs_rdstage *st, u32 cap,
+				  u32 limit)
+{
+	st->limit = limit;
 	st->filter = kvcalloc(BITS_TO_LONGS(RD_FILTER_BITS), sizeof(long),
 			      GFP_KERNEL);
-	if (st->hash && st->slot && st->order && st->tmp && st->tab &&
-	    st->filter)
+	if (st->filter && !unionfs_rdb_stage_size(st, cap))
 		return 0;
 	unionfs_rdb_stage_free(st);
 	return -ENOMEM;
@@ -999,12 +1047,16 @@ static int unionfs_rdb_index_add(struct unionfs_rdbuild *rb, u32 hash, u32 slot)
 	u32 t;
 	int err;
 
-	if (st->n == st->cap) {
-		/* All staged: more names than the bound (added meanwhile). */
-		if (rb->deferred) {
+	if (st->n == st->cap && rb->deferred) {
+		if (st->cap == st->limit) {
+			/* More names than the bound (added meanwhile). */
 			rb->overflow = true;
 			return -ENOSPC;
 		}
+		err = unionfs_rdb_stage_size(st, 2 * st->cap);
+		if (err)
+			return err;
+	} else if (st->n == st->cap) {
 		err = unionfs_rdb_flush(rb->n, st);
 		if (err)
 			return err;
@@ -1402,7 +1454,8 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	xa_init(&rb.parts);
-	err = unionfs_rdb_stage_init(&rb.st, cap);
+	err = unionfs_rdb_stage_init(&rb.st, min_t(u32, cap, RD_STAGE_MAX),
+				     cap);
 	if (err)
 		goto out_put;
 	err = -ENOMEM;
@@ -1434,8 +1487,12 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 			    (loff_t)RD_BLK *
 			    (DIV_ROUND_UP(min_t(u64, count, cap) +
 					  (old ? old->next : 0), RD_SPB) + 1));
-	if (err)
+	if (err) {
+		/* Room for the bound but maybe for the names: count them. */
+		if (!counted && (err == -ENOSPC || err == -EDQUOT))
+			rb.overflow = true;
 		goto out;
+	}
 	if (old) {
 		err = unionfs_rdb_copy(&rb);
 		if (err)

@@ -363,12 +363,14 @@ static unsigned int unionfs_dirent_min(const struct super_block *sb)
  * How many names the branch directories hold together, at most: with
  * @exact false, a bound from the directories' sizes where their
  * filesystem gives one (nothing is read), else counted.  Names added
- * directly to a branch meanwhile can exceed either.
+ * directly to a branch meanwhile can exceed either.  A count that read
+ * a branch directory shows in readdir_counted.
  */
 int unionfs_dir_count(struct dentry *dentry, u64 *count, bool exact)
 {
 	struct unionfs_counter c = { .ctx.actor = unionfs_count_actor };
 	unsigned int k = 0, bindex, min;
+	bool read = false;
 	struct path part;
 	int err = 0;
 
@@ -387,7 +389,10 @@ int unionfs_dir_count(struct dentry *dentry, u64 *count, bool exact)
 		c.ctx.pos = 0;
 		err = iterate_dir(dir, &c.ctx);
 		fput(dir);
+		read = true;
 	}
+	if (read)
+		unionfs_count(UNIONFS_SB(dentry->d_sb), UNIONFS_ST_RD_COUNTED);
 	*count = c.n;
 	return err;
 }

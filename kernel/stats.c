@@ -32,6 +32,7 @@ UNIONFS_STAT(whiteouts, UNIONFS_ST_WHITEOUTS);
 UNIONFS_STAT(readdir_built, UNIONFS_ST_RD_BUILT);
 UNIONFS_STAT(readdir_reconciled, UNIONFS_ST_RD_RECONCILED);
 UNIONFS_STAT(readdir_rebuilt, UNIONFS_ST_RD_REBUILT);
+UNIONFS_STAT(readdir_counted, UNIONFS_ST_RD_COUNTED);
 UNIONFS_STAT(readdir_checks, UNIONFS_ST_RD_CHECKS);
 UNIONFS_STAT(map_records, UNIONFS_ST_MAP_RECORDS);
 UNIONFS_STAT(map_reads, UNIONFS_ST_MAP_READS);
@@ -45,6 +46,7 @@ static struct attribute *unionfs_stat_attrs[] = {
 	&unionfs_stat_readdir_built.attr,
 	&unionfs_stat_readdir_reconciled.attr,
 	&unionfs_stat_readdir_rebuilt.attr,
+	&unionfs_stat_readdir_counted.attr,
 	&unionfs_stat_readdir_checks.attr,
 	&unionfs_stat_map_records.attr,
 	&unionfs_stat_map_reads.attr,

@@ -394,6 +394,7 @@ enum unionfs_stat {
 	UNIONFS_ST_RD_BUILT,		/* readdir states built */
 	UNIONFS_ST_RD_RECONCILED,	/* ... found stale and reconciled */
 	UNIONFS_ST_RD_REBUILT,		/* ... found damaged and rebuilt */
+	UNIONFS_ST_RD_COUNTED,		/* builds that counted the names first */
 	UNIONFS_ST_RD_CHECKS,		/* record blocks checked by a read */
 	UNIONFS_ST_MAP_RECORDS,		/* inode map records written */
 	UNIONFS_ST_MAP_READS,		/* forward map lookups the filter let by */

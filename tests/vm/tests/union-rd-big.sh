@@ -15,7 +15,13 @@
 #   after names are added directly in a lower branch (a reconcile, which
 #   stages its entries the same way);
 # - the state holds the names in listing order (odfedit rd-list) and
-#   odfck finds the ODF clean.
+#   odfck finds the ODF clean;
+# - d/ has an XFS part, which gives no bound on its names: its build
+#   counts them first (readdir_counted 1); e/, on the two ext4 branches
+#   only (45,000 names, 3,000 on both), is built without counting, its
+#   names staged in memory that grows as they come (16384 entries, then
+#   doubling), and so is its reconcile after 20,000 names are added
+#   directly: every name once, offsets kept, readdir_counted still 1.
 . "$SRC/tests/vm/lib.sh"
 
 RD=$SRC/tests/vm/prog/rdseek
@@ -51,6 +57,8 @@ rm $u/d/l00005 || fail "rm of a lower name"
 [ -e $b1/d/l00005 ] || fail "rm through the union removed the lower file"
 # The first listing builds the state.
 "$RD" record --strict $u/d $TMP/r1 || fail "first listing: $(tail -n 3 $TMP/r1 2>/dev/null)"
+S=/sys/fs/unionfs/$(mountpoint -d $u)
+expect_eq "builds that counted the names first (d/ has an XFS part)" 1 "$(cat $S/readdir_counted)"
 n=$(grep -c '^e ' $TMP/r1)
 [ "$n" = $((46099 + 2)) ] || fail "the union lists $n entries, 46101 wanted (46099 names, . and ..)"
 "$RD" verify --strict --samples 0 --expect $TMP/expect $u/d $TMP/r1 ||
@@ -104,5 +112,52 @@ want=$(awk '$1 == "e" && $3 != "." && $3 != ".." { print $3 }' $TMP/r2)
 got=$(awk '$1 != "end" { print $2 }' $TMP/rdlist)
 [ "$want" = "$got" ] || fail "the readdir state lists other names, or in another order, than the union:
 $(lines_diff "$want" "$got" | head -n 6)"
+
+# ---- e/: on ext4 branches only, built and reconciled without counting ----
+# Names of 23 bytes: the branches' sizes bound them by about 160,000,
+# above the 131,072 a build once held in memory without counting.
+x=xxxxxxxxxxxxxxxx
+python3 - $b0/e $b2/e $TMP/expect-e $x <<'PY' || fail "cannot make e/"
+import os, sys
+up, l2, expect, x = sys.argv[1:]
+def mk(d, names):
+    os.makedirs(d, exist_ok=True)
+    for n in names:
+        os.close(os.open(os.path.join(d, n), os.O_CREAT | os.O_WRONLY, 0o644))
+def nm(p, r):
+    return ["%s%05d-%s" % (p, i, x) for i in r]
+mk(up, nm("a", range(15000)) + nm("c", range(3000)))
+mk(l2, nm("b", range(25000)) + nm("c", range(5000)))
+names = nm("a", range(15000)) + nm("b", range(25000)) + nm("c", range(5000))
+with open(expect, "w") as f:
+    f.write("".join(n + "\n" for n in names))
+PY
+union_mount $u "$opts"
+S=/sys/fs/unionfs/$(mountpoint -d $u)
+"$RD" record --strict $u/e $TMP/e1 || fail "first listing of e/: $(tail -n 3 $TMP/e1 2>/dev/null)"
+expect_eq "entries of e/" $((45000 + 2)) "$(grep -c '^e ' $TMP/e1)"
+"$RD" verify --strict --samples 1000 --expect $TMP/expect-e $u/e $TMP/e1 ||
+	fail "listing of e/ after its build (above)"
+expect_eq "builds that counted the names first (e/: ext4 only)" 0 "$(cat $S/readdir_counted)"
+expect_eq "states built" 1 "$(cat $S/readdir_built)"
+expect_eq "st_ino of e/c00000-$x (upper)" "$(uino 1 "$(ino $b0/e/c00000-$x)")" "$(ino $u/e/c00000-$x)"
+expect_eq "st_ino of e/c04000-$x (b2)" "$(uino 3 "$(ino $b2/e/c04000-$x)")" "$(ino $u/e/c04000-$x)"
+union_umount $u
+python3 - $b2/e $TMP/expect-e $x <<'PY' || fail "cannot add names to e/"
+import os, sys
+l2, expect, x = sys.argv[1:]
+new = ["n%05d-%s" % (i, x) for i in range(20000)]
+for n in new:
+    os.close(os.open(os.path.join(l2, n), os.O_CREAT | os.O_WRONLY, 0o644))
+with open(expect, "a") as f:
+    f.write("".join(n + "\n" for n in new))
+PY
+union_mount $u "$opts"
+S=/sys/fs/unionfs/$(mountpoint -d $u)
+"$RD" verify --strict --samples 1000 --expect $TMP/expect-e $u/e $TMP/e1 ||
+	fail "listing of e/ after 20000 names were added directly (above)"
+expect_eq "states reconciled" 1 "$(cat $S/readdir_reconciled)"
+expect_eq "builds that counted the names first (e/'s reconcile)" 0 "$(cat $S/readdir_counted)"
+union_umount $u
 odf_check
 rm -rf "$TMP"

@@ -3,7 +3,8 @@
 # Per-mount statistics (issue 12 item 6): /sys/fs/unionfs/<dev>/, <dev>
 # as mountpoint -d and /proc/self/mountinfo give it, holds one counter
 # per file, counted since the mount: copy_ups, whiteouts, readdir_built,
-# readdir_reconciled, readdir_rebuilt, readdir_checks, map_records,
+# readdir_reconciled, readdir_rebuilt, readdir_counted, readdir_checks,
+# map_records,
 # map_reads, ns_reads, odf_errors, odf_full.  Each counts what the union did (checked against
 # known operations; map_reads: lookups of objects that have no inode map
 # record read no map, those of a copy do; ns_reads: a directory's node
@@ -23,7 +24,7 @@ opts="odf=$ODF_DEV,dirs=$b0=rw:$b1=ro"
 mkdir -p $b1/d $b0/d
 TMP_CHECKS=$(mktemp)
 for i in 1 2 3; do echo l$i >$b1/d/l$i; echo u$i >$b0/d/u$i; done
-names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt readdir_checks map_records map_reads ns_reads odf_errors odf_full"
+names="copy_ups whiteouts readdir_built readdir_reconciled readdir_rebuilt readdir_counted readdir_checks map_records map_reads ns_reads odf_errors odf_full"
 
 # stats DIR: "name=value ..." of every counter.
 stats() {
@@ -39,7 +40,7 @@ S=/sys/fs/unionfs/$dev
 expect_eq "files in $S" "$(echo $names | tr ' ' '\n' | sort | paste -sd' ')" \
 	"$(ls $S | sort | paste -sd' ')"
 expect_eq "counters after mount" \
-	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 readdir_checks=0 map_records=0 map_reads=0 ns_reads=0 odf_errors=0 odf_full=0" \
+	"copy_ups=0 whiteouts=0 readdir_built=0 readdir_reconciled=0 readdir_rebuilt=0 readdir_counted=0 readdir_checks=0 map_records=0 map_reads=0 ns_reads=0 odf_errors=0 odf_full=0" \
 	"$(stats $S)"
 ls -li $u/d >/dev/null
 expect_eq "map reads of a listing and lookups with no record on the ODF" 0 "$(cat $S/map_reads)"
@@ -49,7 +50,7 @@ chmod 600 $u/d/u1
 st=$(stats $S)
 note "after a listing, a copy-up, two whiteouts: $st"
 for want in copy_ups=1 whiteouts=2 readdir_built=1 readdir_reconciled=0 \
-	readdir_rebuilt=0 odf_errors=0 odf_full=0; do
+	readdir_rebuilt=0 readdir_counted=0 odf_errors=0 odf_full=0; do
 	grep -qw "$want" <<<"$st" || fail "counters: expected $want in '$st'"
 done
 mr=$(cat $S/map_records)
