@@ -1053,9 +1053,11 @@ static int unionfs_rdb_index_add(struct unionfs_rdbuild *rb, u32 hash, u32 slot)
 			rb->overflow = true;
 			return -ENOSPC;
 		}
-		err = unionfs_rdb_stage_size(st, 2 * st->cap);
-		if (err)
-			return err;
+		/* No memory for more: count them, in bounded memory. */
+		if (unionfs_rdb_stage_size(st, 2 * st->cap)) {
+			rb->overflow = true;
+			return -ENOSPC;
+		}
 	} else if (st->n == st->cap) {
 		err = unionfs_rdb_flush(rb->n, st);
 		if (err)

@@ -751,27 +751,45 @@ static int unionfs_iterate_single(struct file *file, struct dir_context *ctx)
 		struct unionfs_batch_ent *be = &t->slow;
 		u64 uino;
 
-		/* The branch directory resumes where the union file stands. */
-		realfile->f_pos = ctx->pos;
+		/*
+		 * The branch directory resumes where the union file stands:
+		 * it is there unless an entry handed on below did not fit
+		 * (the branch read past it).  A seek, not a store of f_pos:
+		 * tmpfs resumes at its cursor, which only a seek moves.
+		 */
+		if (realfile->f_pos != ctx->pos) {
+			loff_t pos = vfs_llseek(realfile, ctx->pos, SEEK_SET);
+
+			if (pos < 0) {
+				err = pos;
+				break;
+			}
+		}
 		t->ctx.pos = ctx->pos;
 		t->full = false;
 		t->pending = false;
 		err = iterate_dir(realfile, &t->ctx);
-		if (err || t->full)
+		if (t->full)
 			break;
 		if (!t->pending) {
+			/*
+			 * At the end, or an error after the entries already
+			 * given: the next read starts after them (and gets
+			 * the error), not at the last one again.
+			 */
 			ctx->pos = realfile->f_pos;
 			break;
 		}
+		/* Not given yet: a failure below leaves it to the next read. */
+		ctx->pos = be->pos;
+		if (err)
+			break;
 		if (be->type == DT_UNKNOWN)
 			unionfs_entry_resolve(&realfile->f_path, be);
 		err = unionfs_uino_entry(t->sb, t->bindex,
 					 realfile->f_path.dentry, be->name,
 					 be->len, be->ino, &uino);
-		if (err)
-			break;
-		ctx->pos = be->pos;
-		if (!dir_emit(ctx, be->name, be->len, uino, be->type))
+		if (err || !dir_emit(ctx, be->name, be->len, uino, be->type))
 			break;
 		ctx->pos = realfile->f_pos;
 	}
