@@ -252,9 +252,8 @@ bool unionfs_uino_quick(struct super_block *sb, unsigned int bindex,
 					     unionfs_branch(sb, 0)->id,
 					     lower_ino))
 		return false;
-	*uino = (u64)unionfs_branch(sb, bindex)->id << ODF_UINO_SHIFT |
-		lower_ino;
-	return true;
+	/* A number that fits: computed, with no I/O. */
+	return !unionfs_uino_det(sb, bindex, lower_ino, uino);
 }
 
 /* The same, for an entry listed from a branch directory. */
