@@ -85,7 +85,10 @@ drop_caches() {
 
 # ---- Disks: the ODF, three branch filesystems, the bare filesystem ----
 # Branches and the bare directory are ext4 on virtio disks of their own,
-# mounted with noinit_itable so no background inode-table zeroing runs
+# made on the host with what the walk and work parts measure
+# (tests/bench/mkimages.sh): upper /data/walk, lower 1 /data/walk,
+# /data/src, big, sparse, churn and del, bare the same at its root.
+# Mounted with noinit_itable so no background inode-table zeroing runs
 # during the measurements.
 up=/mnt/up l1=/mnt/l1 l2=/mnt/l2 bare=/mnt/bare
 U=/mnt/union O=/mnt/ovl odfraw=/mnt/odfraw
@@ -93,11 +96,13 @@ i=1
 for m in $up $l1 $l2 $bare; do
 	dev=$(nth_disk $i)
 	mkdir -p $m
-	mkfs.ext4 -q -F "$dev" && mount -t ext4 -o noinit_itable "$dev" $m ||
-		fail "cannot make ext4 on $dev"
+	mount -t ext4 -o noinit_itable "$dev" $m ||
+		fail "cannot mount $dev (run.sh gives the branch images: tests/bench/mkimages.sh)"
 	i=$((i + 1))
 done
-mkdir -p $up/data $up/work $l1/data $l2/data $U $O $odfraw
+mkdir -p $U $O $odfraw
+[ -d $up/data ] && [ -d $up/work ] && [ -d $l1/data ] && [ -d $l2/data ] ||
+	fail "the branch images have no /data (tests/bench/mkimages.sh)"
 # Every inode table zeroed now (-z): otherwise ext4's lazy init writes
 # hundreds of MB to the ODF in the background while the union, and only
 # the union, is mounted.
@@ -181,27 +186,10 @@ walk_tree() {	# ROOT: find, lstat of every name; prints microseconds
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000))
 }
-# make_walk_tree: the walk tree, once (the walk and the stat-by-name
-# workload share it).
-make_walk_tree() {
-	[ -d $l1/data/walk ] && return
-	ndirs=$((walk_files / 100))
-	say "making a tree of $walk_files files in $ndirs directories"
-	python3 - "$l1/data/walk" "$up/data/walk" "$bare/walk" "$ndirs" <<'PYEND' ||
-import os, sys
-low, upp, bare, nd = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-for d in range(nd):
-    name = "d%05d" % d
-    trees = [(low, 100, "f"), (bare, 100, "f")]
-    if d % 4 == 0:
-        trees += [(upp, 20, "u"), (bare, 20, "u")]
-    for root, n, p in trees:
-        os.makedirs(os.path.join(root, name), exist_ok=True)
-        for i in range(n):
-            open(os.path.join(root, name, "%s%03d" % (p, i)), "w").close()
-PYEND
-		fail "cannot make the walk tree"
-	sync
+# The walk tree is on the images (tests/bench/mkimages.sh).
+have_walk_tree() {
+	[ -d $l1/data/walk ] && [ -d $up/data/walk ] && [ -d $bare/walk ] ||
+		fail "the walk tree is not on the branch images (tests/bench/mkimages.sh)"
 }
 # walkmem FS BEFORE AFTER: the Slab and SUnreclaim a cold walk grew
 # (rdbench meminfo lines taken around it), as a walkmem line.
@@ -216,8 +204,7 @@ print("walkmem %s 0 0 run %s" % (fs, " ".join(
 PYEND
 }
 if part walk; then
-	make_walk_tree
-	sync
+	have_walk_tree
 	union_up
 	ovl_up
 	want=$(find $bare/walk | wc -l)
@@ -261,8 +248,8 @@ fi
 
 # ---- Workloads (issue 15): what people run on unions ----
 # A part of Debian's linux-source-6.1 tree (run.sh unpacks the
-# directories of BENCH_TREE_DIRS into build/bench/srctree.tar) on the
-# lower branch and on the bare filesystem; the union and overlayfs show
+# directories of BENCH_TREE_DIRS into build/bench/srctree.tar,
+# mkimages.sh puts it on the images) on the lower branch and on the bare filesystem; the union and overlayfs show
 # it from the lower branch.  Every repeat runs each workload on each
 # filesystem, in a rotated order, from a fresh mount:
 #   statcold/statwarm  find -printf %s of the tree (lstat of every name),
@@ -302,25 +289,14 @@ timed() {
 	echo "work$kind $fs 0 0 run us=$(((t1 - t0) / 1000))$odf" >>"$raw"
 }
 if part work; then
-	tarball=$SRC/build/bench/srctree.tar
-	[ -s "$tarball" ] || fail "$tarball missing (tests/bench/run.sh makes it)"
-	make_walk_tree
-	say "work: unpacking the source tree ($(du -m "$tarball" | cut -f1) MiB)"
-	mkdir -p $l1/data/src $bare/src
-	tar -xf "$tarball" -C $l1/data/src && tar -xf "$tarball" -C $bare/src ||
-		fail "cannot unpack $tarball"
+	have_walk_tree
+	for r in $l1/data $bare; do
+		[ -d $r/src ] && [ -f $r/big ] && [ -f $r/sparse ] && [ -d $r/churn ] &&
+			[ -e $r/del/entry-0000000 ] ||
+			fail "the workload files are not on the images in $r (tests/bench/mkimages.sh)"
+	done
 	srcfiles=$(find $bare/src -type f | wc -l)
 	(cd $l1/data && find walk -type f -name 'f*') >/tmp/gs.lst
-	say "work: making the files to copy up and to unlink"
-	for r in $l1/data $bare; do
-		dd if=/dev/zero of=$r/big bs=1M count="$big_mb" status=none &&
-			truncate -s "${sparse_gb}G" $r/sparse &&
-			dd if=/dev/zero of=$r/sparse bs=1M count=1 conv=notrunc status=none \
-				seek=$((sparse_gb * 512)) &&
-			mkdir -p $r/churn $r/del && "$RDB" create $r/del 0:"$unlink_n" ||
-			fail "cannot make the workload files in $r"
-	done
-	sync
 	echo "info work srcfiles=$srcfiles gsfiles=$(wc -l </tmp/gs.lst)" >>"$raw"
 	work_up() {
 		case $1 in
@@ -342,7 +318,7 @@ if part work; then
 			$bare/big.copy $bare/sparse.copy
 		find $up/work -mindepth 1 -delete 2>/dev/null
 		[ -e $bare/del/entry-0000000 ] || "$RDB" create $bare/del 0:"$unlink_n"
-		bench_mkodf
+		[ "${1:-union}" = union ] && bench_mkodf
 	}
 	copy_bare() { cp --sparse=always "$1" "$1.copy" && sync "$1.copy"; }
 	stat_tree() { find "$1" -printf '%s\n'; }
@@ -353,7 +329,7 @@ if part work; then
 	for r in $(seq "$work_reps"); do
 		say "work: repeat $r of $work_reps ($order)"
 		for fs in $order; do
-			work_reset
+			work_reset $fs
 			work_up $fs
 			drop_caches
 			timed $fs statcold stat_tree $root/src

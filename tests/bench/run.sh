@@ -70,7 +70,18 @@ if [[ " ${parts//,/ } " == *" work "* ]]; then
 fi
 
 t0=$(date +%s)
-"$top/tests/vm/run.sh" --kver "$kver" --out "$out/vm" \
+# The branch filesystems, made on the host (tests/bench/mkimages.sh):
+# disk 1 is the ODF, disks 2-5 the upper, the two lowers and bare.
+imgs=$("$top/tests/bench/mkimages.sh" "$out/img" "$parts" "${BENCH_WALK_FILES:-100000}" \
+	"${BENCH_BIG_MB:-1024}" "${BENCH_SPARSE_GB:-64}" "${BENCH_UNLINK:-5000}" \
+	"$out/srctree.tar") || { echo "bench: cannot make the branch images" >&2; exit 1; }
+disks=() i=2
+for f in $imgs; do
+	disks+=(--disk "$i=$f")
+	i=$((i + 1))
+done
+
+"$top/tests/vm/run.sh" --kver "$kver" --out "$out/vm" "${disks[@]}" \
 	--cmd "$env bash $top/tests/bench/guest.sh"
 rc=$?
 secs=$(($(date +%s) - t0))

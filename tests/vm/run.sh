@@ -15,6 +15,10 @@
 #   --module FILE      unionfs.ko (default kernel/unionfs.ko)
 #   --out DIR          where logs go (default build/vm)
 #   --mem MB           guest memory (default 3072)
+#   --disk N=FILE      scratch disk N (1 = the ODF) starts as a copy of the
+#                      image FILE (sparse copy, grown to the disk size)
+#                      instead of empty; make bench gives its branch
+#                      filesystems this way, made on the host
 #
 # Prints one TAP line per test and, last, "SUITE-RESULT: vm P F S".
 # A test script may carry header lines:
@@ -30,6 +34,7 @@ src=$(cd "$here/../.." && pwd)
 kver= kernel= modroot=/ module=$src/kernel/unionfs.ko out=$src/build/vm
 mem=3072 mode=tests cmd= tests=()
 ndisks=6 disk_size=16G
+declare -A disk_from=()
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -39,9 +44,16 @@ while [ $# -gt 0 ]; do
 	--module) module=$2; shift ;;
 	--out) out=$2; shift ;;
 	--mem) mem=$2; shift ;;
+	--disk)
+		n=${2%%=*} f=${2#*=}
+		if ! [[ $n =~ ^[1-9]$ ]] || [ "$n" -gt $ndisks ] || [ ! -r "$f" ]; then
+			echo "run.sh: --disk $2: N=FILE, N from 1 to $ndisks, FILE readable" >&2
+			exit 2
+		fi
+		disk_from[$n]=$(realpath "$f"); shift ;;
 	--cmd) mode=cmd; cmd=$2; shift ;;
 	--script) mode=cmd; cmd="bash $(realpath "$2")"; shift ;;
-	-h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) tests+=("$1") ;;
 	esac
@@ -108,7 +120,13 @@ boot_vm() {
 	rm -rf "$rundir"
 	mkdir -p "$rundir/disks"
 	for i in $(seq 1 $ndisks); do
-		truncate -s "$disk_size" "$rundir/disks/d$i.img"
+		if [ -n "${disk_from[$i]:-}" ]; then
+			cp --sparse=always "${disk_from[$i]}" "$rundir/disks/d$i.img" || {
+				echo "run.sh: cannot copy ${disk_from[$i]}" >&2
+				exit 1
+			}
+		fi
+		truncate -s ">$disk_size" "$rundir/disks/d$i.img"
 	done
 	job=$rundir/job
 	{
@@ -117,6 +135,7 @@ boot_vm() {
 		printf 'JOB_MODULE=%q\n' "$module"
 		printf 'JOB_CMD=%q\n' "$cmd"
 		printf 'JOB_ENV=%q\n' "${VM_TEST_ENV:-}"
+		printf 'JOB_KEEP_DISKS=%q\n' "${!disk_from[*]}"
 		printf 'JOB_TESTS=%q\n' "$(for t in "$@"; do
 			rel=$(realpath --relative-to="$src" "$t")
 			echo "$rel $(( $(test_header "$t" timeout 300) * ${VM_TIMEOUT_SCALE:-1} ))"

@@ -13,6 +13,8 @@
 #   JOB_BOOT     boot number, names the per-boot checks
 #   JOB_ENV      NAME=VALUE words exported to every test (VM_TEST_ENV on
 #                the host: the tests' own knobs, e.g. STRESS_SECONDS)
+#   JOB_KEEP_DISKS numbers of the scratch disks the host filled from an
+#                image (run.sh --disk): never wiped
 
 # A kernel log line matching this fails the test that produced it.
 KLOG_BAD='WARNING:|BUG:|Oops|general protection fault|KASAN|UBSAN|'\
@@ -41,10 +43,14 @@ unmount_leftovers() {
 }
 
 # Fresh scratch disks: discard everything (the host file becomes a hole
-# again), or zero the start if discard is not available.
+# again), or zero the start if discard is not available.  The disks the
+# host filled from an image (run.sh --disk; JOB_KEEP_DISKS, numbers from
+# 1) are left as they are.
 wipe_disks() {
-	local d
+	local d i=0
 	for d in $DISKS; do
+		i=$((i + 1))
+		[[ " ${JOB_KEEP_DISKS:-} " == *" $i "* ]] && continue
 		blkdiscard -f "$d" 2>/dev/null ||
 			dd if=/dev/zero of="$d" bs=1M count=32 conv=fsync status=none
 	done
