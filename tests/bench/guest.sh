@@ -15,7 +15,8 @@
 #   BENCH_LAYOUTS     branch counts (default "2 3")
 #   BENCH_REPS        repeated (warm) listings per directory (default 5),
 #                     times min(10, 100000 / entries) below 100000 entries
-#   BENCH_COLD_REPS   first (cold) listings per directory (default 3)
+#   BENCH_COLD_REPS   first (cold) listings per directory (default 5), in
+#                     an order rotated each time (bare, overlayfs, union)
 #   BENCH_SEEKS       seek+read pairs per directory (default 1000; fresh-open
 #                     seeks: times 10000 / entries above 10000, at least 100)
 #   BENCH_SEEK_BUF    getdents64 buffer of the lseek+getdents64 measure
@@ -29,6 +30,9 @@
 #                     unlink; see "Workloads" below)
 #   BENCH_WALK_FILES  files of the walk tree (default 100000)
 #   BENCH_WALK_REPS   walks per filesystem, cold and warm (default 5)
+#   BENCH_WALK_FS     what the walk runs on (default "bare ovl union";
+#                     add union-none for the union with udba=none: the
+#                     cost of the direct-edit check, issue 11)
 #   BENCH_WORK_REPS   repeats of each workload per filesystem (default 5)
 #   BENCH_BIG_MB      size of the file copied up (default 1024)
 #   BENCH_SPARSE_GB   size of the sparse file copied up, 1 MiB of data
@@ -48,7 +52,7 @@ RDB=$SRC/tests/bench/rdbench
 sizes=$(echo "${BENCH_SIZES:-1000 10000 100000}" | tr ',' ' ')
 layouts=$(echo "${BENCH_LAYOUTS:-2 3}" | tr ',' ' ')
 reps=${BENCH_REPS:-5}
-cold_reps=${BENCH_COLD_REPS:-3}
+cold_reps=${BENCH_COLD_REPS:-5}
 seeks=${BENCH_SEEKS:-1000}
 seek_buf=${BENCH_SEEK_BUF:-1024}
 mem_reps=${BENCH_MEM_REPS:-3}
@@ -61,6 +65,13 @@ churn=${BENCH_CHURN:-10000}
 unlink_n=${BENCH_UNLINK:-5000}
 walk_files=${BENCH_WALK_FILES:-100000}
 walk_reps=${BENCH_WALK_REPS:-5}
+walk_fs=$(echo "${BENCH_WALK_FS:-bare ovl union}" | tr ',' ' ')
+for fs in $walk_fs; do
+	case $fs in
+	bare | ovl | union | union-none) ;;
+	*) fail "BENCH_WALK_FS: '$fs' is not bare, ovl, union or union-none" ;;
+	esac
+done
 part() { [[ " $parts " == *" $1 "* ]]; }
 raw=$OUT/bench-raw.txt
 : >"$raw"
@@ -168,7 +179,7 @@ echo "info kernel $(uname -r)" >>"$raw"
 echo "info settings sizes=$(echo $sizes | tr ' ' ,) layouts=$(echo $layouts | tr ' ' ,)" \
 	"reps=$reps cold_reps=$cold_reps seeks=$seeks seek_buf=$seek_buf mem_reps=$mem_reps" \
 	"union_cold=$union_cold parts=$(echo $parts | tr ' ' ,) walk_files=$walk_files" \
-	"walk_reps=$walk_reps work_reps=$work_reps big_mb=$big_mb sparse_gb=$sparse_gb" \
+	"walk_reps=$walk_reps walk_fs=$(echo $walk_fs | tr ' ' ,) work_reps=$work_reps big_mb=$big_mb sparse_gb=$sparse_gb" \
 	"churn=$churn unlink=$unlink_n" >>"$raw"
 
 # ---- Walk: find over a tree, every name lstat'ed (issue 11 item 4) ----
@@ -227,7 +238,7 @@ if part walk; then
 		union | union-none) union_down ;;
 		esac
 	}
-	order="bare ovl union union-none"
+	order=$walk_fs
 	for r in $(seq "$walk_reps"); do
 		say "walk: repeat $r of $walk_reps ($order)"
 		for fs in $order; do
@@ -387,26 +398,36 @@ for n in $sizes; do
 	for l in $layouts; do
 		d=$(dname "$l" "$n")
 		say "listing: $l branches, $n entries"
+		order="bare ovl union"
 		for r in $(seq "$cold_reps"); do
-			drop_caches
-			record cold bare "$l" "$n" list $bare/d-"$n"
-
-			ovl_up
-			drop_caches
-			record cold ovl "$l" "$n" list $O/$d
-			ovl_down
-
-			union_forget
-			union_up
-			drop_caches
-			record cold union "$l" "$n" list $U/$d
-			union_down
-			# again from a fresh mount and cold caches, with the
-			# state the listing above left on the ODF
-			union_up
-			drop_caches
-			record cold-state union "$l" "$n" list $U/$d
-			union_down
+			for fs in $order; do
+				case $fs in
+				bare)
+					drop_caches
+					record cold bare "$l" "$n" list $bare/d-"$n"
+					;;
+				ovl)
+					ovl_up
+					drop_caches
+					record cold ovl "$l" "$n" list $O/$d
+					ovl_down
+					;;
+				union)
+					union_forget
+					union_up
+					drop_caches
+					record cold union "$l" "$n" list $U/$d
+					union_down
+					# again from a fresh mount and cold caches,
+					# with the state the listing above left
+					union_up
+					drop_caches
+					record cold-state union "$l" "$n" list $U/$d
+					union_down
+					;;
+				esac
+			done
+			order="${order#* } ${order%% *}"
 		done
 
 		# each repeated listing follows one unmeasured listing; small

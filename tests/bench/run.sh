@@ -11,7 +11,7 @@
 # Settings are taken from the environment and passed to the guest:
 # BENCH_SIZES, BENCH_LAYOUTS, BENCH_REPS, BENCH_COLD_REPS, BENCH_SEEKS,
 # BENCH_SEEK_BUF, BENCH_MEM_REPS, BENCH_UNION_COLD, BENCH_PARTS,
-# BENCH_WALK_FILES, BENCH_WALK_REPS, BENCH_WORK_REPS, BENCH_BIG_MB,
+# BENCH_WALK_FILES, BENCH_WALK_REPS, BENCH_WALK_FS, BENCH_WORK_REPS, BENCH_BIG_MB,
 # BENCH_SPARSE_GB, BENCH_CHURN, BENCH_UNLINK (see guest.sh), and here:
 # BENCH_TREE_DIRS   the directories of linux-source-6.1 the work part's
 #                   source tree holds (default "include fs net sound
@@ -37,12 +37,12 @@ rm -f "$out/raw.txt" "$out/results.md"
 env=
 for v in BENCH_SIZES BENCH_LAYOUTS BENCH_REPS BENCH_COLD_REPS BENCH_SEEKS \
 	BENCH_SEEK_BUF BENCH_MEM_REPS BENCH_UNION_COLD BENCH_PARTS \
-	BENCH_WALK_FILES BENCH_WALK_REPS BENCH_WORK_REPS BENCH_BIG_MB \
+	BENCH_WALK_FILES BENCH_WALK_REPS BENCH_WALK_FS BENCH_WORK_REPS BENCH_BIG_MB \
 	BENCH_SPARSE_GB BENCH_CHURN BENCH_UNLINK; do
 	val=${!v:-}
 	[ -n "$val" ] || continue
-	if ! [[ $val =~ ^[A-Za-z0-9,\ ]+$ ]]; then
-		echo "run.sh: $v='$val': letters, digits, commas and spaces only" >&2
+	if ! [[ $val =~ ^[-A-Za-z0-9,\ ]+$ ]]; then
+		echo "run.sh: $v='$val': letters, digits, hyphens, commas and spaces only" >&2
 		exit 2
 	fi
 	env="$env $v='$val'"
