@@ -14,14 +14,19 @@
  * filter, one bit per hashed key, without imap_lock or an ODF read; the
  * filter is built at mount from every record and only ever gains bits.
  *
- * Locking: imap_lock, a rw_semaphore: lookups (unionfs_imap_find())
- * read buckets in place in the page cache and take it shared; every
- * change, and whatever uses imap_buf, takes it exclusive.  It is never
- * taken while a branch lock is held (readdir translates numbers after the branch
- * directory is unlocked), because growing a map locks the ODF's /imap.
- * Writes that lookups make (BIGINO allocations, dropping a stale copy's
- * records) run inside unionfs_odf_write_begin(), entered before
- * imap_lock, so that remount,ro waits for them.
+ * Locking: changes run one at a time under imap_change, a mutex;
+ * lookups (unionfs_imap_find()) do not take it: they read buckets in
+ * place in the page cache under imap_lock held shared, so a lookup never
+ * waits for a change's writes or its fsync.  A lookup that meets a record
+ * being written sees its checksum fail and looks again under
+ * imap_change.  imap_lock is taken exclusive only to put a grown map in
+ * the old one's place (the file and its header), for no longer than
+ * that.  imap_change is never taken while a branch lock is held (readdir
+ * translates numbers after the branch directory is unlocked), because
+ * growing a map locks the ODF's /imap.  Writes that lookups make (BIGINO
+ * allocations, dropping a stale copy's records) run inside
+ * unionfs_odf_write_begin(), entered before imap_change, so that
+ * remount,ro waits for them.
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -219,8 +224,10 @@ void unionfs_imap_close(struct unionfs_sb_info *sbi)
  * with that key (copied to @rec) or -ENOENT; @free gets the position of
  * the first EMPTY or DELETED slot met (0 if none).
  */
-static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
-				 u64 ino, struct odf_map_rec *rec, loff_t *free)
+static loff_t unionfs_imap_probe_chain(struct unionfs_sb_info *sbi, int m,
+				       u16 branch, u64 ino,
+				       struct odf_map_rec *rec, loff_t *free,
+				       bool racing)
 {
 	const struct odf_map_header *h = &sbi->imap_hdr[m];
 	u32 nb = le32_to_cpu(h->mh_nbuckets);
@@ -258,6 +265,11 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 			if (!unionfs_mrec_is(r, branch, ino))
 				continue;
 			if (le32_to_cpu(r->mr_crc) != unionfs_mrec_crc(r)) {
+				/* Maybe a change writing it right now. */
+				if (racing) {
+					found = -EAGAIN;
+					break;
+				}
 				pr_warn_ratelimited("ODF '%s': damaged record in /imap/%s ignored: run odfck\n",
 						    sbi->odf_name,
 						    unionfs_imap_names[m]);
@@ -270,10 +282,18 @@ static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
 		}
 		kunmap_local(blk);
 		put_page(page);
-		if (found >= 0 || has_empty)
+		if (found != -ENOENT || has_empty)
 			break;
 	}
 	return found;
+}
+
+/* The probe of a change, under imap_change: nothing moves under it. */
+static loff_t unionfs_imap_probe(struct unionfs_sb_info *sbi, int m, u16 branch,
+				 u64 ino, struct odf_map_rec *rec, loff_t *free)
+{
+	lockdep_assert_held(&sbi->imap_change);
+	return unionfs_imap_probe_chain(sbi, m, branch, ino, rec, free, false);
 }
 
 /*
@@ -302,13 +322,20 @@ int unionfs_imap_find(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino,
 			return -ENOENT;
 		unionfs_count(sbi, UNIONFS_ST_MAP_READS);
 	}
-	/* Lookups read in place (unionfs_imap_probe()): in parallel. */
+	/* In place, beside the changes (see Locking above). */
 	down_read(&sbi->imap_lock);
-	if (!sbi->imap_hdr[m].mh_nrecords)
+	if (!READ_ONCE(sbi->imap_hdr[m].mh_nrecords))
 		pos = -ENOENT;
 	else
-		pos = unionfs_imap_probe(sbi, m, branch, ino, rec, NULL);
+		pos = unionfs_imap_probe_chain(sbi, m, branch, ino, rec, NULL,
+					       true);
 	up_read(&sbi->imap_lock);
+	if (pos == -EAGAIN) {
+		/* A record half written: again, with the changes held off. */
+		mutex_lock(&sbi->imap_change);
+		pos = unionfs_imap_probe(sbi, m, branch, ino, rec, NULL);
+		mutex_unlock(&sbi->imap_change);
+	}
 	return pos < 0 ? pos : 0;
 }
 
@@ -395,9 +422,12 @@ static int unionfs_imap_grow(struct unionfs_sb_info *sbi, int m)
 	err = unionfs_do_rename_name(&sbi->imap_dir, tmpname, name, 0);
 	if (err)
 		goto out;
-	fput(sbi->imap[m]);
-	sbi->imap[m] = nf;
+	/* Lookups read the map without imap_change: not while it moves. */
+	down_write(&sbi->imap_lock);
+	swap(sbi->imap[m], nf);
 	sbi->imap_hdr[m] = h;
+	up_write(&sbi->imap_lock);
+	fput(nf);
 	return 0;
 out:
 	fput(nf);
@@ -419,6 +449,7 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	bool was_deleted;
 	int err;
 
+	lockdep_assert_held(&sbi->imap_change);
 	pos = unionfs_imap_probe(sbi, m, branch, ino, NULL, &free);
 	if (pos == -ENOENT && (used + deleted + 1) * ODF_MAP_LOAD_DEN >
 			      slots * ODF_MAP_LOAD_NUM) {
@@ -472,9 +503,9 @@ int unionfs_imap_put(struct unionfs_sb_info *sbi, int m,
 
 	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
 		return -EROFS;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	err = unionfs_imap_put_locked(sbi, m, rec);
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	return err;
 }
 
@@ -503,9 +534,9 @@ int unionfs_imap_del(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino)
 
 	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
 		return -EROFS;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	err = unionfs_imap_del_locked(sbi, m, branch, ino);
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	return err;
 }
 
@@ -521,13 +552,14 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct inode *uinode = d_inode(upper);
 	u16 bid = sbi->branches[0].id, lid = sbi->branches[lbindex].id;
+	struct file *maps[2];
 	struct odf_map_rec *rec;
 	int len = ODF_HANDLE_MAX / 4, type, err;
 
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 
 	rec->mr_kind = ODF_MK_UPPER;
 	rec->mr_key_branch = cpu_to_le16(bid);
@@ -574,14 +606,26 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
 	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
 	err = unionfs_imap_put_locked(sbi, 0, rec);
-	/* Overwritten blocks of another file are not in a journal commit. */
-	if (!err)
-		err = vfs_fsync(sbi->imap[1], 0);
-	if (!err)
-		err = vfs_fsync(sbi->imap[0], 0);
+	if (!err) {
+		maps[0] = get_file(sbi->imap[0]);
+		maps[1] = get_file(sbi->imap[1]);
+	}
 out:
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	kfree(rec);
+	if (err)
+		return err;
+	/*
+	 * Overwritten blocks of another file are not in a journal commit.
+	 * Outside imap_change, so copy-ups share commits: a map grown
+	 * meanwhile was synced, with these records, before it replaced
+	 * the one synced here.
+	 */
+	err = vfs_fsync(maps[1], 0);
+	if (!err)
+		err = vfs_fsync(maps[0], 0);
+	fput(maps[1]);
+	fput(maps[0]);
 	return err;
 }
 
@@ -595,7 +639,7 @@ static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	err = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
 	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
@@ -624,7 +668,7 @@ static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
 	rec->mr_tgt_ino = cpu_to_le64(lower_ino);
 	err = unionfs_imap_put_locked(sbi, 1, rec);
 out:
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	kfree(rec);
 	return err;
 }
@@ -669,7 +713,7 @@ int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
 	*max = 0;
 	if (!sbi->imap[1])
 		return 0;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	nb = le32_to_cpu(sbi->imap_hdr[1].mh_nbuckets);
 	for (b = 0; b < nb && !err; b++) {
 		err = unionfs_odf_read(sbi->imap[1], sbi->imap_buf,
@@ -684,7 +728,7 @@ int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max)
 		}
 		cond_resched();
 	}
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	return err;
 }
 
@@ -789,7 +833,7 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	if (ui->lower_links)
 		ui->lower_links--;
 	if (unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL) >= 0 &&
@@ -797,7 +841,7 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
 		rec->mr_lower_links = cpu_to_le32(ui->lower_links);
 		err = unionfs_imap_put_locked(sbi, 0, rec);
 	}
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	kfree(rec);
 	if (err)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
@@ -856,9 +900,9 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
 
 	if (!unionfs_odf_rw(sbi) || !sbi->imap[0])
 		return;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	if (err)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
 }
@@ -873,9 +917,9 @@ int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
 
 	if (!sbi->imap[0] || !unionfs_odf_write_begin(sbi, &idx))
 		return -EROFS;
-	down_write(&sbi->imap_lock);
+	mutex_lock(&sbi->imap_change);
 	err = unionfs_imap_drop_copy_locked(sbi, upper_ino);
-	up_write(&sbi->imap_lock);
+	mutex_unlock(&sbi->imap_change);
 	unionfs_odf_write_end(sbi, idx);
 	return err;
 }

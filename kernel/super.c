@@ -325,6 +325,7 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	mutex_init(&sbi->odf_lock);
 	atomic64_set(&sbi->ns_seq, 1);	/* 0 in an inode: nothing cached */
+	mutex_init(&sbi->imap_change);
 	init_rwsem(&sbi->imap_lock);
 	unionfs_stats_add(sb);	/* counts the recovery below too */
 	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);

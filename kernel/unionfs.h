@@ -131,11 +131,17 @@ struct unionfs_sb_info {
 	 * node is good while this has not moved.
 	 */
 	atomic64_t ns_seq;
-	struct rw_semaphore imap_lock;	/* inode maps: shared for lookups */
+	/*
+	 * Inode maps (imap.c): changes one at a time under imap_change;
+	 * lookups take only imap_lock shared, which a change takes
+	 * exclusive just to put a grown map in the old one's place.
+	 */
+	struct mutex imap_change;
+	struct rw_semaphore imap_lock;
 	struct path imap_dir;	/* /imap (rw unions) */
 	struct file *imap[2];	/* /imap/forward, /imap/reverse (rw unions) */
 	struct odf_map_header imap_hdr[2];	/* their headers as last written */
-	void *imap_buf;		/* one bucket, under imap_lock held exclusive */
+	void *imap_buf;		/* one bucket, under imap_change */
 	/*
 	 * Which keys the forward map may hold: one bit per hashed key, set
 	 * at mount for every record and before every insert, never
