@@ -222,7 +222,9 @@ void unionfs_imap_close(struct unionfs_sb_info *sbi)
 /*
  * Walk the probe chain of a key.  Returns the position of the record
  * with that key (copied to @rec) or -ENOENT; @free gets the position of
- * the first EMPTY or DELETED slot met (0 if none).
+ * the first EMPTY or DELETED slot met (0 if none).  @racing: a lookup
+ * without imap_change, for which a record of the key whose checksum
+ * fails may be one being written: -EAGAIN.
  */
 static loff_t unionfs_imap_probe_chain(struct unionfs_sb_info *sbi, int m,
 				       u16 branch, u64 ino,
@@ -552,14 +554,24 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct inode *uinode = d_inode(upper);
 	u16 bid = sbi->branches[0].id, lid = sbi->branches[lbindex].id;
-	struct file *maps[2];
+	struct file *maps[2], *was[2];
+	errseq_t since[2];
 	struct odf_map_rec *rec;
-	int len = ODF_HANDLE_MAX / 4, type, err;
+	int len = ODF_HANDLE_MAX / 4, type, m, err;
 
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
 	mutex_lock(&sbi->imap_change);
+	/*
+	 * Other copy-ups sync the same files: the first fsync after a
+	 * failed writeback reports it to its caller only.  What the maps'
+	 * pages had from here on is checked against this.
+	 */
+	for (m = 0; m < 2; m++) {
+		was[m] = sbi->imap[m];
+		since[m] = errseq_sample(&was[m]->f_mapping->wb_err);
+	}
 
 	rec->mr_kind = ODF_MK_UPPER;
 	rec->mr_key_branch = cpu_to_le16(bid);
@@ -606,9 +618,10 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
 	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
 	err = unionfs_imap_put_locked(sbi, 0, rec);
-	if (!err) {
-		maps[0] = get_file(sbi->imap[0]);
-		maps[1] = get_file(sbi->imap[1]);
+	for (m = 0; !err && m < 2; m++) {
+		maps[m] = get_file(sbi->imap[m]);
+		if (maps[m] != was[m])	/* grown meanwhile: a new file */
+			since[m] = 0;
 	}
 out:
 	mutex_unlock(&sbi->imap_change);
@@ -621,11 +634,13 @@ out:
 	 * meanwhile was synced, with these records, before it replaced
 	 * the one synced here.
 	 */
-	err = vfs_fsync(maps[1], 0);
-	if (!err)
-		err = vfs_fsync(maps[0], 0);
-	fput(maps[1]);
-	fput(maps[0]);
+	for (m = 1; m >= 0; m--) {
+		if (!err)
+			err = vfs_fsync(maps[m], 0);
+		if (!err)
+			err = errseq_check(&maps[m]->f_mapping->wb_err, since[m]);
+		fput(maps[m]);
+	}
 	return err;
 }
 
@@ -908,8 +923,60 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
 }
 
 /*
- * A copy's records name an upper inode that is gone (reused number).
- * Also called by lookups: remount,ro waits for it (odf.c).
+ * A lookup found the UPPER record of (@bid, @upper) at odds with the
+ * REVERSE record of its number (unionfs_ino_of()).  It read them without
+ * imap_change, maybe between the writes of a copy-up's records: look
+ * again with the changes held off.  Still at odds, the records are of an
+ * inode number the branch reused: they go (-ESTALE).  In agreement now,
+ * 0 with the number and the lower-links count in @uino and @ll.  The
+ * ODF is written: remount,ro waits for it (odf.c).
+ */
+int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
+			    struct inode *upper, u64 *uino, u32 *ll)
+{
+	struct odf_map_rec *rec;
+	int err, idx;
+
+	if (!sbi->imap[0] || !unionfs_odf_write_begin(sbi, &idx))
+		return -EROFS;
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec) {
+		err = -ENOMEM;
+		goto out;
+	}
+	mutex_lock(&sbi->imap_change);
+	err = unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL);
+	if (err >= 0 && rec->mr_kind != ODF_MK_UPPER)
+		err = -ENOENT;
+	if (err < 0)
+		goto unlock;
+	*uino = le64_to_cpu(rec->mr_union_ino);
+	*ll = le32_to_cpu(rec->mr_lower_links);
+	err = unionfs_imap_probe(sbi, 1, 0, *uino, rec, NULL);
+	if (err == -ENOENT ||
+	    (err >= 0 && le64_to_cpu(rec->mr_tgt_ino) == upper->i_ino &&
+	     le16_to_cpu(rec->mr_tgt_branch) == bid &&
+	     (!rec->mr_tgt_gen || !upper->i_generation ||
+	      le32_to_cpu(rec->mr_tgt_gen) == upper->i_generation))) {
+		err = 0;
+		goto unlock;
+	}
+	if (err >= 0) {
+		err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
+		if (!err)
+			err = -ESTALE;
+	}
+unlock:
+	mutex_unlock(&sbi->imap_change);
+	kfree(rec);
+out:
+	unionfs_odf_write_end(sbi, idx);
+	return err;
+}
+
+/*
+ * A copy's records name an upper inode that is gone (its copy-up failed
+ * after they were written).
  */
 int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
 {

@@ -240,9 +240,12 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 		     le16_to_cpu(rec->mr_tgt_branch) != bid ||
 		     (rec->mr_tgt_gen && lower->i_generation &&
 		      le32_to_cpu(rec->mr_tgt_gen) != lower->i_generation))) {
-		/* A record of an inode number the branch reused: stale. */
-		unionfs_imap_drop_copy(sbi, lower->i_ino);
-		goto det;
+		/*
+		 * A record of an inode number the branch reused (stale:
+		 * dropped), or one read while a copy-up was writing them.
+		 */
+		if (unionfs_imap_check_copy(sbi, bid, lower, &u, &ll))
+			goto det;
 	}
 	*uino = u;
 	if (lower_links)

@@ -570,6 +570,8 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode);
 int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 			u64 lower_ino, u64 *uino);
 int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max);
+int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
+			    struct inode *upper, u64 *uino, u32 *ll);
 int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino);
 void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
 
