@@ -649,14 +649,17 @@ static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
 				   u64 lower_ino, u64 *uino, bool alloc)
 {
 	struct odf_map_rec *rec;
+	loff_t pos;
 	int err;
 
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
 	mutex_lock(&sbi->imap_change);
-	err = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
-	if (err >= 0 && rec->mr_kind == ODF_MK_BIGINO) {
+	/* A position: past 2 GiB in a big map, so not into an int. */
+	pos = unionfs_imap_probe(sbi, 0, bid, lower_ino, rec, NULL);
+	err = pos < 0 ? pos : 0;
+	if (!err && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
 		err = 0;
 		goto out;
@@ -935,6 +938,7 @@ int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
 			    struct inode *upper, u64 *uino, u32 *ll)
 {
 	struct odf_map_rec *rec;
+	loff_t pos;
 	int err, idx;
 
 	if (!sbi->imap[0] || !unionfs_odf_write_begin(sbi, &idx))
@@ -945,23 +949,26 @@ int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
 		goto out;
 	}
 	mutex_lock(&sbi->imap_change);
-	err = unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL);
-	if (err >= 0 && rec->mr_kind != ODF_MK_UPPER)
-		err = -ENOENT;
-	if (err < 0)
+	pos = unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL);
+	if (pos >= 0 && rec->mr_kind != ODF_MK_UPPER)
+		pos = -ENOENT;
+	if (pos < 0) {
+		err = pos;
 		goto unlock;
+	}
 	*uino = le64_to_cpu(rec->mr_union_ino);
 	*ll = le32_to_cpu(rec->mr_lower_links);
-	err = unionfs_imap_probe(sbi, 1, 0, *uino, rec, NULL);
+	pos = unionfs_imap_probe(sbi, 1, 0, *uino, rec, NULL);
+	err = pos < 0 ? pos : 0;
 	if (err == -ENOENT ||
-	    (err >= 0 && le64_to_cpu(rec->mr_tgt_ino) == upper->i_ino &&
+	    (!err && le64_to_cpu(rec->mr_tgt_ino) == upper->i_ino &&
 	     le16_to_cpu(rec->mr_tgt_branch) == bid &&
 	     (!rec->mr_tgt_gen || !upper->i_generation ||
 	      le32_to_cpu(rec->mr_tgt_gen) == upper->i_generation))) {
 		err = 0;
 		goto unlock;
 	}
-	if (err >= 0) {
+	if (!err) {
 		err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
 		if (!err)
 			err = -ESTALE;
