@@ -190,7 +190,8 @@ static bool unionfs_odf_branch_matches(const struct unionfs_branch *br,
  * Give every branch of dirs= its persistent id.  An empty table (a fresh
  * volume) numbers them 1..n in dirs= order, which is what recording them
  * does.  Otherwise each branch must match its own PRESENT slot (the one
- * at its priority first) and every PRESENT slot must be matched.
+ * at its priority first), every PRESENT slot must be matched, and the
+ * writable branch recorded stays first.
  */
 static int unionfs_odf_match_branches(struct fs_context *fc,
 				      struct unionfs_sb_info *sbi,
@@ -249,6 +250,21 @@ static int unionfs_odf_match_branches(struct fs_context *fc,
 		return invalfc(fc,
 			       "ODF '%s' records %u branches, dirs= names %u: mount with the branches it records",
 			       sbi->odf_name, present, sbi->nbranches);
+	/*
+	 * Whiteouts, opaque and redirect records and the copies' map records
+	 * stand for the writable branch they were made on (3.4): under
+	 * another first branch they would not apply and deleted names would
+	 * show again.
+	 */
+	for (i = 1; i < sbi->nbranches; i++) {
+		const struct odf_branch *b = &table[sbi->branches[i].slot];
+
+		if (le16_to_cpu(b->b_order) == 0 &&
+		    le16_to_cpu(b->b_mode) == ODF_MODE_RW)
+			return invalfc(fc,
+				       "ODF '%s' holds the changes made on '%s': it must stay the first branch of dirs= (rotating the writable branch is not supported yet)",
+				       sbi->odf_name, sbi->branches[i].name);
+	}
 	return 0;
 }
 
