@@ -436,6 +436,17 @@ out:
 	return err;
 }
 
+/*
+ * Change the counts of the header kept in memory (under imap_change);
+ * lookups read mh_nrecords without it (READ_ONCE).
+ */
+static void unionfs_imap_count(struct odf_map_header *h, int drec, int ddel)
+{
+	WRITE_ONCE(h->mh_nrecords,
+		   cpu_to_le64(le64_to_cpu(h->mh_nrecords) + drec));
+	h->mh_ndeleted = cpu_to_le64(le64_to_cpu(h->mh_ndeleted) + ddel);
+}
+
 /* Insert or replace the record of @rec's key (section 6.4). */
 static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 				   const struct odf_map_rec *rec)
@@ -489,25 +500,10 @@ static int unionfs_imap_put_locked(struct unionfs_sb_info *sbi, int m,
 	err = unionfs_odf_write(sbi->imap[m], &r, sizeof(r), free);
 	if (err)
 		return err;
-	le64_add_cpu(&h->mh_nrecords, 1);
-	if (was_deleted)
-		le64_add_cpu(&h->mh_ndeleted, -1);
+	unionfs_imap_count(h, 1, was_deleted ? -1 : 0);
 	err = unionfs_imap_write_header(sbi->imap[m], h);
 	if (!err)
 		unionfs_count(sbi, UNIONFS_ST_MAP_RECORDS);
-	return err;
-}
-
-int unionfs_imap_put(struct unionfs_sb_info *sbi, int m,
-		     const struct odf_map_rec *rec)
-{
-	int err;
-
-	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
-		return -EROFS;
-	mutex_lock(&sbi->imap_change);
-	err = unionfs_imap_put_locked(sbi, m, rec);
-	mutex_unlock(&sbi->imap_change);
 	return err;
 }
 
@@ -525,21 +521,8 @@ static int unionfs_imap_del_locked(struct unionfs_sb_info *sbi, int m,
 	err = unionfs_odf_write(sbi->imap[m], &r, sizeof(r), pos);
 	if (err)
 		return err;
-	le64_add_cpu(&h->mh_nrecords, -1);
-	le64_add_cpu(&h->mh_ndeleted, 1);
+	unionfs_imap_count(h, -1, 1);
 	return unionfs_imap_write_header(sbi->imap[m], h);
-}
-
-int unionfs_imap_del(struct unionfs_sb_info *sbi, int m, u16 branch, u64 ino)
-{
-	int err;
-
-	if (!sbi->imap[m] || !(sbi->imap[m]->f_mode & FMODE_WRITE))
-		return -EROFS;
-	mutex_lock(&sbi->imap_change);
-	err = unionfs_imap_del_locked(sbi, m, branch, ino);
-	mutex_unlock(&sbi->imap_change);
-	return err;
 }
 
 /*

@@ -557,9 +557,6 @@ bool unionfs_imap_may_hold(const struct unionfs_sb_info *sbi, u16 branch,
 			   u64 ino);
 int unionfs_imap_find(struct unionfs_sb_info *sbi, int map, u16 branch,
 		      u64 ino, struct odf_map_rec *rec);
-int unionfs_imap_put(struct unionfs_sb_info *sbi, int map,
-		     const struct odf_map_rec *rec);
-int unionfs_imap_del(struct unionfs_sb_info *sbi, int map, u16 branch, u64 ino);
 struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 				      unsigned int bindex, struct inode *lower,
 				      u64 *uino);
