@@ -792,10 +792,11 @@ struct unionfs_rdstage {
 	/*
 	 * Names in the file's index, two bits each by hash: a name whose
 	 * bits are not both set is not there, and the index is not read.
+	 * Made by the first flush that more names follow (none follow a
+	 * deferred build's only flush).
 	 */
 	unsigned long *filter;
 	u32 *hash, *slot;	/* the entries, in order of arrival */
-	u64 *order, *tmp;	/* flush: home bucket << 32 | entry */
 	u32 *tab;		/* hash table of the entries: entry + 1 */
 };
 
@@ -822,8 +823,6 @@ static void unionfs_rdb_stage_free(struct unionfs_rdstage *st)
 {
 	kvfree(st->hash);
 	kvfree(st->slot);
-	kvfree(st->order);
-	kvfree(st->tmp);
 	kvfree(st->tab);
 	kvfree(st->filter);
 	memset(st, 0, sizeof(*st));
@@ -836,18 +835,13 @@ static void unionfs_rdb_stage_free(struct unionfs_rdstage *st)
 static int unionfs_rdb_stage_size(struct unionfs_rdstage *st, u32 cap)
 {
 	u32 *hash, *slot, *tab, i, t;
-	u64 *order, *tmp;
 
 	hash = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
 	slot = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
-	order = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
-	tmp = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
 	tab = kvcalloc(2 * cap, sizeof(u32), GFP_KERNEL);
-	if (!hash || !slot || !order || !tmp || !tab) {
+	if (!hash || !slot || !tab) {
 		kvfree(hash);
 		kvfree(slot);
-		kvfree(order);
-		kvfree(tmp);
 		kvfree(tab);
 		return -ENOMEM;
 	}
@@ -863,13 +857,9 @@ static int unionfs_rdb_stage_size(struct unionfs_rdstage *st, u32 cap)
 	}
 	kvfree(st->hash);
 	kvfree(st->slot);
-	kvfree(st->order);
-	kvfree(st->tmp);
 	kvfree(st->tab);
 	st->hash = hash;
 	st->slot = slot;
-	st->order = order;
-	st->tmp = tmp;
 	st->tab = tab;
 	st->cap = cap;
 	st->tmask = 2 * cap - 1;
@@ -884,9 +874,7 @@ static int unionfs_rdb_stage_init(struct unionfs_rdstage *st, u32 cap,
 				  u32 limit)
 {
 	st->limit = limit;
-	st->filter = kvcalloc(BITS_TO_LONGS(RD_FILTER_BITS), sizeof(long),
-			      GFP_KERNEL);
-	if (st->filter && !unionfs_rdb_stage_size(st, cap))
+	if (!unionfs_rdb_stage_size(st, cap))
 		return 0;
 	unionfs_rdb_stage_free(st);
 	return -ENOMEM;
@@ -898,36 +886,28 @@ static u32 unionfs_rdb_filter_bit(u32 hash, int which)
 }
 
 /*
- * Order the staged entries by home bucket (st->order): a radix sort, 8
- * bits a pass, stable, linear in the entries.
+ * The staged entries in order of home bucket, each bucket's in order of
+ * arrival: a counting sort, linear in the entries and the buckets.
  */
-static void unionfs_rdb_sort(struct unionfs_rdstage *st, u32 nb)
+static u32 *unionfs_rdb_sort(const struct unionfs_rdstage *st, u32 nb)
 {
-	unsigned int shift;
-	u32 count[256];
-	u64 *a = st->order, *b = st->tmp;
-	u32 e;
+	u32 *order, *start, e, b;
 
-	for (e = 0; e < st->n; e++)
-		a[e] = (u64)(st->hash[e] & (nb - 1)) << 32 | e;
-	for (shift = 32; shift < 32 + ilog2(nb); shift += 8) {
-		unsigned int sum = 0, d;
-
-		memset(count, 0, sizeof(count));
-		for (e = 0; e < st->n; e++)
-			count[(a[e] >> shift) & 0xff]++;
-		for (d = 0; d < 256; d++) {
-			unsigned int c = count[d];
-
-			count[d] = sum;
-			sum += c;
-		}
-		for (e = 0; e < st->n; e++)
-			b[count[(a[e] >> shift) & 0xff]++] = a[e];
-		swap(a, b);
+	order = kvmalloc_array(st->n, sizeof(u32), GFP_KERNEL);
+	start = kvcalloc(nb + 1, sizeof(u32), GFP_KERNEL);
+	if (!order || !start) {
+		kvfree(order);
+		kvfree(start);
+		return NULL;
 	}
-	st->order = a;
-	st->tmp = b;
+	for (e = 0; e < st->n; e++)
+		start[(st->hash[e] & (nb - 1)) + 1]++;
+	for (b = 0; b < nb; b++)
+		start[b + 1] += start[b];
+	for (e = 0; e < st->n; e++)
+		order[start[st->hash[e] & (nb - 1)]++] = e;
+	kvfree(start);
+	return order;
 }
 
 /*
@@ -987,21 +967,30 @@ static int unionfs_rdb_write_run(struct unionfs_rdio *io, u64 u,
  * the furthest one reached; the entries a batch adds to a bucket follow
  * its used ones and are written in one piece.
  */
-static int unionfs_rdb_flush(struct unionfs_rdio *io, struct unionfs_rdstage *st)
+static int unionfs_rdb_flush(struct unionfs_rdio *io, struct unionfs_rdstage *st,
+			     bool last)
 {
 	struct odf_rdix_ent *run = io->ibuf;	/* a bucket's new entries */
 	unsigned int used = 0, nrun = 0;
 	u64 cur = U64_MAX, u = 0;
-	u32 e;
+	u32 e, *order;
 	int err = 0;
 
 	BUILD_BUG_ON(ODF_RDIX_ENTRIES * sizeof(*run) > RD_BLK);
 	if (!st->n)
 		return 0;
-	unionfs_rdb_sort(st, io->nb);
+	if (!last && !st->filter) {
+		st->filter = kvcalloc(BITS_TO_LONGS(RD_FILTER_BITS),
+				      sizeof(long), GFP_KERNEL);
+		if (!st->filter)
+			return -ENOMEM;
+	}
+	order = unionfs_rdb_sort(st, io->nb);
+	if (!order)
+		return -ENOMEM;
 	for (e = 0; !err && e < st->n; e++) {
-		u32 x = (u32)st->order[e];
-		u64 home = st->order[e] >> 32;
+		u32 x = order[e];
+		u64 home = st->hash[x] & (io->nb - 1);
 
 		if (u < home)
 			u = home;
@@ -1029,9 +1018,14 @@ static int unionfs_rdb_flush(struct unionfs_rdio *io, struct unionfs_rdstage *st
 		run[nrun].ie_slot = cpu_to_le32(st->slot[x] + 1);
 		nrun++;
 		used++;
-		__set_bit(unionfs_rdb_filter_bit(st->hash[x], 0), st->filter);
-		__set_bit(unionfs_rdb_filter_bit(st->hash[x], 1), st->filter);
+		if (st->filter) {
+			__set_bit(unionfs_rdb_filter_bit(st->hash[x], 0),
+				  st->filter);
+			__set_bit(unionfs_rdb_filter_bit(st->hash[x], 1),
+				  st->filter);
+		}
 	}
+	kvfree(order);
 	if (!err)
 		err = unionfs_rdb_write_run(io, cur, used, nrun);
 	memset(st->tab, 0, (st->tmask + 1) * sizeof(u32));
@@ -1059,7 +1053,7 @@ static int unionfs_rdb_index_add(struct unionfs_rdbuild *rb, u32 hash, u32 slot)
 			return -ENOSPC;
 		}
 	} else if (st->n == st->cap) {
-		err = unionfs_rdb_flush(rb->n, st);
+		err = unionfs_rdb_flush(rb->n, st, false);
 		if (err)
 			return err;
 	}
@@ -1098,9 +1092,12 @@ static int unionfs_rdb_find(struct unionfs_rdbuild *rb, const char *name,
 		if (io->ent.len == len && !memcmp(io->ent.name, name, len))
 			return 0;
 	}
-	if (!st->flushed ||
-	    !test_bit(unionfs_rdb_filter_bit(hash, 0), st->filter) ||
-	    !test_bit(unionfs_rdb_filter_bit(hash, 1), st->filter))
+	if (!st->flushed)
+		return -ENOENT;
+	/* Without a filter (after the last flush) the index is read. */
+	if (st->filter &&
+	    (!test_bit(unionfs_rdb_filter_bit(hash, 0), st->filter) ||
+	     !test_bit(unionfs_rdb_filter_bit(hash, 1), st->filter)))
 		return -ENOENT;
 	BUILD_BUG_ON(RD_BLK != PAGE_SIZE);
 	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
@@ -1511,7 +1508,7 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	if (!err && !counted)
 		n->nb = unionfs_rd_buckets_for(rb.st.n);
 	if (!err)
-		err = unionfs_rdb_flush(n, &rb.st);
+		err = unionfs_rdb_flush(n, &rb.st, true);
 	if (!err && old)
 		err = unionfs_rdb_punch_dead(&rb);
 	if (!err)
