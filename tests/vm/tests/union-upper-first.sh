@@ -5,7 +5,9 @@
 # the writable one lower (read-write or read-only), is refused with
 # EINVAL and one log line naming that branch; the lower branches may be
 # given in another order, and then every deletion, rename, copy and
-# inode number made before still shows.  Before, such a mount was
+# inode number made before still shows; a refused mount leaves the
+# ODF's /superblock as it was, and a remount that moves the writable
+# branch is refused too.  Before, such a mount was
 # accepted and the deleted names came back (the whiteouts went with the
 # upper branch's part of each directory).
 . "$SRC/tests/vm/lib.sh"
@@ -32,6 +34,16 @@ mv $u/sub/in $u/sub/moved || fail "mv dir"
 ino_cp=$(ino $u/d/cp) ino_kept=$(ino $u/d/kept) ino_moved=$(ino $u/sub/moved)
 union_umount $u
 
+# What a refused mount must leave alone: the ODF's /superblock (header,
+# state, branch table).
+sb_sum() {
+	local n
+	n=$(debugfs -R 'cat /superblock' "$ODF_DEV" 2>/dev/null | wc -c)
+	[ "$n" -gt 0 ] || fail "debugfs cannot read /superblock"
+	debugfs -R 'cat /superblock' "$ODF_DEV" 2>/dev/null | md5sum
+}
+sb0=$(sb_sum)
+
 try() {
 	local got log
 	klog_mark
@@ -49,6 +61,7 @@ try none "$l1=rw:$up=ro:$l2=ro"
 try ro "$l1=ro:$up=ro:$l2=ro"
 try ro "$l2=ro:$l1=ro:$up=ro"
 try none "$l2=rw:$l1=ro:$up=ro"
+expect_eq "ODF /superblock after the refused mounts" "$sb0" "$(sb_sum)"
 
 # What the union shows with the writable branch first, lowers in any order.
 view() {
@@ -75,8 +88,28 @@ view "read-only" l1
 umount $u || fail "umount"
 union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=ro:$l2=ro"
 view "as made" l1
+# A remount cannot move it either (spec 3.5).
+klog_mark
+expect_eq "remount moving the writable branch" EINVAL \
+	"$(sysmount remount $u none "dirs=$l1=rw:$up=ro:$l2=ro")"
+case $(klog_new | grep 'unionfs:') in
+*"cannot be removed or moved by remount"*) ;;
+*) fail "remount: log lacks the reason: $(klog_new | grep 'unionfs:')" ;;
+esac
+view "after the refused remount" l1
+# After a remount rewrote the table (del= of a lower branch), the rule
+# holds for the branches left.
+mount -o remount,del=$l2 $u || fail "remount,del=$l2"
+expect_eq "d after del=$l2" "both cp kept" "$(ls $u/d | tr '\n' ' ' | sed 's/ $//')"
 union_umount $u
+sb0=$(sb_sum)
+try ro "$l1=ro:$up=ro"
+try none "$l1=rw:$up=ro"
+expect_eq "ODF /superblock after the refused mounts" "$sb0" "$(sb_sum)"
+union_mount $u "ro,odf=$ODF_DEV,dirs=$up=ro:$l1=ro"
+expect_eq "d, two branches" "both cp kept" "$(ls $u/d | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "ino cp, two branches" "$ino_cp" "$(ino $u/d/cp)"
+umount $u || fail "umount"
 
-# The refusals wrote nothing: the ODF is clean.
 "$ODFCK" -fn "$ODF_DEV" >/tmp/odfck.out 2>&1 || fail "odfck: $(cat /tmp/odfck.out)"
 echo "ok"
