@@ -887,7 +887,10 @@ static u32 unionfs_rdb_filter_bit(u32 hash, int which)
 
 /*
  * The staged entries in order of home bucket, each bucket's in order of
- * arrival: a counting sort, linear in the entries and the buckets.
+ * arrival: a counting sort, linear in the entries and the buckets.  A
+ * counted build flushes every RD_STAGE_MAX names into an index sized
+ * for all of them, so its flushes cost O(buckets) each: 16 KiB of
+ * counts a flush at a million names, 256 KiB at ten million.
  */
 static u32 *unionfs_rdb_sort(const struct unionfs_rdstage *st, u32 nb)
 {
@@ -1507,8 +1510,12 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	/* Deferred: every entry is staged; the index for what was found. */
 	if (!err && !counted)
 		n->nb = unionfs_rd_buckets_for(rb.st.n);
-	if (!err)
+	if (!err) {
 		err = unionfs_rdb_flush(n, &rb.st, true);
+		/* No memory to sort them all: count them, flushing as they come. */
+		if (err == -ENOMEM && !counted)
+			rb.overflow = true;
+	}
 	if (!err && old)
 		err = unionfs_rdb_punch_dead(&rb);
 	if (!err)
