@@ -644,7 +644,6 @@ static int unionfs_imap_bigino_get(struct unionfs_sb_info *sbi, u16 bid,
 	err = pos < 0 ? pos : 0;
 	if (!err && rec->mr_kind == ODF_MK_BIGINO) {
 		*uino = le64_to_cpu(rec->mr_union_ino);
-		err = 0;
 		goto out;
 	}
 	if (err >= 0 || err == -ENOENT)

@@ -496,8 +496,10 @@ void unionfs_odf_error(struct super_block *sb, const char *what, int err);
 void unionfs_odf_refused(struct super_block *sb, const char *what, int err);
 u32 unionfs_odf_crc(const void *buf, size_t len, size_t crc_offset);
 /* The CRC of record *@p (@len bytes) whose CRC field is @field. */
-#define UNIONFS_CRC(p, len, field) \
-	unionfs_odf_crc(p, len, offsetof(typeof(*(p)), field))
+#define UNIONFS_CRC(p, len, field) ({					\
+	__auto_type __rec = (p);					\
+	unionfs_odf_crc(__rec, len, offsetof(typeof(*__rec), field));	\
+})
 int unionfs_odf_read(struct file *f, void *buf, size_t len, loff_t pos);
 int unionfs_odf_write(struct file *f, const void *buf, size_t len, loff_t pos);
 int unionfs_odf_fsync_dir(const struct path *dir);
