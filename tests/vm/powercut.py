@@ -613,6 +613,7 @@ def compare(rec, k, mid, found, problems, root):
     al, d = allowed(rec, k, mid)
     gone = gone_before(rec, k)
     path_owner = {}
+    reported = set()    # paths whose other object is reported below
     for ino, (names, conts, isdir) in al.items():
         for ns in names:
             for p in ns:
@@ -631,10 +632,12 @@ def compare(rec, k, mid, found, problems, root):
                         if other and other[0] in gone:
                             problems.append(("resurrected", "/%s: deleted (and synced) ino %d is back "
                                              "instead of ino %d" % (p, other[0], ino)))
+                            reported.add(p)
                             break
                         if other:
                             kind = "dir-ino-changed" if isdir else "ino-changed"
                             problems.append((kind, "/%s has st_ino %d instead of %d" % (p, other[0], ino)))
+                            reported.add(p)
                             break
                     else:
                         problems.append((kind, "ino %d: no name; expected %s" % (ino, desc)))
@@ -652,8 +655,12 @@ def compare(rec, k, mid, found, problems, root):
         if ino in al:
             continue
         for p in sorted(o[0]):
-            if p in path_owner and any(ino2 not in found for ino2 in path_owner[p]):
-                continue   # reported above (ino-changed, resurrected)
+            # Reported above (ino-changed, resurrected).  A path whose
+            # known object may be gone there (removed by the operation)
+            # is not: another object at it (a lower branch's copy that
+            # a whiteout should hide) is unexpected.
+            if p in reported:
+                continue
             if ino in gone:
                 problems.append(("resurrected", "/%s (ino %d, deleted and synced) is back" % (p, ino)))
             else:
