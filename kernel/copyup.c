@@ -547,6 +547,18 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	lower = unionfs_top_lower(dentry)->path;
 	lbindex = unionfs_top_lower(dentry)->bindex;
 	/*
+	 * A file of a writable lower branch is written in place: a copy
+	 * made while it is open for writing (a rename or link of it) would
+	 * leave the writers on the original, which the copy then hides.
+	 * unionfs_open() decides and opens under copyup_lock, so a writer
+	 * through the union is counted here before its first write.
+	 */
+	err = -EBUSY;
+	if (!di->alias && unionfs_branch_writable(sb, lbindex) &&
+	    d_is_reg(lower.dentry) &&
+	    atomic_read(&d_inode(lower.dentry)->i_writecount) > 0)
+		goto out;
+	/*
 	 * Copy what the union inode shows and nothing else: the branch
 	 * dentry keeps its inode, but check, so that no object put at the
 	 * name on the branch since (a symlink, say) is ever copied or
@@ -669,6 +681,69 @@ static int unionfs_copy_up_data(struct dentry *dentry, bool data)
 int unionfs_copy_up(struct dentry *dentry)
 {
 	return unionfs_copy_up_data(dentry, true);
+}
+
+/*
+ * Is @dentry's object changed where it is: it has no upper object and
+ * shows the object of a writable lower branch (docs/man/unionfs.5,
+ * "Several writable branches").  @path gets that object, not referenced.
+ * The caller holds the inode's copyup_lock, which a copy-up of the
+ * object (a rename, a link, a create below a directory) takes too, or
+ * the locks of an unlink, which exclude any copy-up of the name.
+ */
+bool unionfs_change_in_place(struct dentry *dentry, struct path *path)
+{
+	struct inode *inode = d_inode(dentry);
+	const struct unionfs_lower *top;
+	const struct unionfs_branch *br;
+	/* Pairs with unionfs_inode_copied_up(): bindex 0 is the upper. */
+	unsigned int bindex = smp_load_acquire(&UNIONFS_I(inode)->bindex);
+
+	if (!bindex || unionfs_upper(dentry) || UNIONFS_D(dentry)->alias ||
+	    sb_rdonly(dentry->d_sb))
+		return false;
+	top = unionfs_top_lower(dentry);
+	br = unionfs_branch(dentry->d_sb, bindex);
+	if (!top || top->bindex != bindex ||
+	    d_inode(top->path.dentry) != unionfs_lower_inode(inode) ||
+	    !unionfs_branch_writable(dentry->d_sb, bindex) ||
+	    READ_ONCE(br->leaving) || READ_ONCE(br->gone))
+		return false;
+	*path = top->path;
+	return true;
+}
+
+/*
+ * Before a change of @dentry's attributes or extended attributes: the
+ * object to change, in place on a writable lower branch, else the upper
+ * copy made now.  @path gets it, not referenced.  In place, the inode's
+ * copyup_lock is held until unionfs_change_done(): a directory is copied
+ * up without its inode lock (a create below it), and a change made on
+ * the lower object after the copy was taken would be lost.
+ */
+int unionfs_prepare_change(struct dentry *dentry, struct path *path,
+			   bool *in_place)
+{
+	struct mutex *copyup_lock = &UNIONFS_I(d_inode(dentry))->copyup_lock;
+	int err;
+
+	mutex_lock(copyup_lock);
+	*in_place = unionfs_change_in_place(dentry, path);
+	if (*in_place)
+		return 0;
+	mutex_unlock(copyup_lock);
+	err = unionfs_copy_up(dentry);
+	if (err)
+		return err;
+	path->mnt = unionfs_upper_mnt(dentry->d_sb);
+	path->dentry = unionfs_upper(dentry);
+	return 0;
+}
+
+void unionfs_change_done(struct dentry *dentry, bool in_place)
+{
+	if (in_place)
+		mutex_unlock(&UNIONFS_I(d_inode(dentry))->copyup_lock);
 }
 
 /*

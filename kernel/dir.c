@@ -441,16 +441,91 @@ static int unionfs_refresh_ns(struct dentry *dentry)
 }
 
 /*
- * Does removing @dentry's name need a whiteout?  When a lower branch has
- * an object there, or its node says a lower object is hidden there.
+ * Has a branch below the one of @dentry's top lower object an object at
+ * its name?  A lookup stops at a non-directory, so the branches below
+ * are asked now, through the parent's lower parts.  On an error, yes:
+ * a whiteout too many hides nothing that shows.
  */
-static bool unionfs_needs_whiteout(struct dentry *dentry)
+static bool unionfs_name_below(struct dentry *dentry)
+{
+	const struct unionfs_dentry_info *pdi = UNIONFS_D(dentry->d_parent);
+	const struct unionfs_lower *top = unionfs_top_lower(dentry);
+	struct unionfs_sb_info *sbi = UNIONFS_SB(dentry->d_sb);
+	const struct qstr *name = &dentry->d_name;
+	const struct cred *old_cred;
+	bool after = false, below = false;
+	unsigned int i;
+
+	old_cred = unionfs_override_creds(dentry->d_sb);
+	for (i = 0; i < pdi->nlower && !below; i++) {
+		const struct unionfs_lower *pl = &pdi->lower[i];
+		struct dentry *ld;
+
+		if (pl->bindex == top->bindex) {
+			after = true;
+			continue;
+		}
+		if (!after || !pl->positive || !d_can_lookup(pl->path.dentry) ||
+		    READ_ONCE(sbi->branches[pl->bindex].gone))
+			continue;
+		ld = lookup_one_unlocked(unionfs_mnt_idmap(pl->path.mnt),
+					 name->name, pl->path.dentry, name->len);
+		if (IS_ERR(ld)) {
+			below = true;
+			break;
+		}
+		below = d_is_positive(ld);
+		dput(ld);
+	}
+	revert_creds(old_cred);
+	return below;
+}
+
+/*
+ * Does removing @dentry's name need a whiteout?  When a lower branch has
+ * an object there, or its node says a lower object is hidden there.  An
+ * object removed in place from a writable lower branch (@in_place)
+ * needs one only for lower objects besides it.
+ */
+static bool unionfs_needs_whiteout(struct dentry *dentry, bool in_place)
 {
 	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 
-	return unionfs_has_lower(dentry) ||
-	       (di->ns_flags & (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT |
-				ODF_NODE_WHITEOUT));
+	if (di->ns_flags & (ODF_NODE_OPAQUE | ODF_NODE_REDIRECT |
+			    ODF_NODE_WHITEOUT))
+		return true;
+	if (!in_place)
+		return unionfs_has_lower(dentry);
+	return unionfs_name_below(dentry);
+}
+
+/*
+ * Remove @dentry's object from the writable lower branch it is on
+ * (@lower, from unionfs_change_in_place()): it has no upper object.
+ * It must still be where the lookup found it (ESTALE if it was moved in
+ * its branch since: unionfs_do_remove() checks under the lock).
+ */
+static int unionfs_remove_in_place(struct dentry *dentry,
+				   const struct path *lower)
+{
+	struct dentry *lparent = dget_parent(lower->dentry);
+	/*
+	 * Referenced here too, so that the removal unhashes it instead of
+	 * making it negative: the union dentry (an O_PATH fd, a working
+	 * directory) still reads its inode, as for an upper object.
+	 */
+	struct dentry *ld = dget(lower->dentry);
+	int err = -ESTALE;
+
+	if (lparent == unionfs_top_lower(dentry)->parent)
+		err = unionfs_lock_parent(lower->mnt, lparent);
+	if (!err) {
+		err = unionfs_do_remove(lower->mnt, lparent, ld);
+		unionfs_unlock_parent(lower->mnt, lparent);
+	}
+	dput(ld);
+	dput(lparent);
+	return err;
 }
 
 /* Remove the upper object of @dentry (unlink or rmdir). */
@@ -497,7 +572,8 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	struct dentry *upper;
 	const struct cred *old_cred;
 	struct unionfs_rd_txn rdt;
-	bool whiteout;
+	bool whiteout, in_place;
+	struct path lower;
 	int err;
 
 	err = unionfs_may_write(sb);
@@ -518,23 +594,42 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	 * record, which no branch change alters, while a lower-only
 	 * directory is renumbered when the branch of its oldest part is
 	 * removed (section 3.5), and its whiteouts would stop applying.
+	 * An object removed in place from a writable lower branch needs
+	 * none when no other branch has the name.
 	 */
-	if (unionfs_has_lower(dentry) && !unionfs_upper(dentry->d_parent)) {
+	in_place = unionfs_change_in_place(dentry, &lower);
+	if (unionfs_has_lower(dentry) && !unionfs_upper(dentry->d_parent) &&
+	    unionfs_needs_whiteout(dentry, in_place)) {
 		err = unionfs_copy_up(dentry->d_parent);
 		if (err)
 			return err;
 	}
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	upper = unionfs_upper(dentry);
+	in_place = unionfs_change_in_place(dentry, &lower);
 	unionfs_rd_begin(&rdt, dentry->d_parent, 0);
 	old_cred = unionfs_override_creds(sb);
 	err = unionfs_refresh_ns(dentry);
 	if (err)
 		goto out;
-	whiteout = unionfs_needs_whiteout(dentry);
-	/* Hide before delete: the whiteout is committed first. */
+	whiteout = unionfs_needs_whiteout(dentry, in_place);
+	/*
+	 * Hide before delete: the whiteout is committed first.  For an
+	 * object on a writable lower branch it hides that object too, so a
+	 * crash before the branch's unlink leaves the name removed.
+	 */
+	if (whiteout && !unionfs_upper(dentry->d_parent)) {
+		err = -ESTALE;	/* the parent's upper part went meanwhile */
+		goto out;
+	}
+	/* What would surely fail after the whiteout: fail before it. */
+	if (in_place && __mnt_is_readonly(lower.mnt)) {
+		err = -EROFS;
+		goto out;
+	}
 	if (whiteout) {
-		err = unionfs_ns_whiteout(dir, &dentry->d_name, !!upper);
+		err = unionfs_ns_whiteout(dir, &dentry->d_name,
+					  upper || in_place);
 		if (err) {
 			unionfs_odf_refused(sb, "cannot write a whiteout", err);
 			goto out;
@@ -555,6 +650,22 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	}
 	if (upper) {
 		err = unionfs_remove_upper(dentry, is_dir);
+		if (err)
+			goto out;
+	} else if (in_place) {
+		err = unionfs_remove_in_place(dentry, &lower);
+		/*
+		 * The object stays, so the whiteout that hides it (and the
+		 * copies below) goes: a crash before that shows the name
+		 * removed, which the unlink may have done.
+		 */
+		if (err && whiteout) {
+			int err2 = unionfs_ns_unwhiteout(dir, &dentry->d_name);
+
+			if (err2)
+				unionfs_odf_refused(sb, "cannot remove a whiteout",
+						    err2);
+		}
 		if (err)
 			goto out;
 	}
@@ -726,7 +837,7 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		err = unionfs_refresh_ns(new);
 	if (err)
 		goto out;
-	old_whiteout = !exchange && unionfs_needs_whiteout(old);
+	old_whiteout = !exchange && unionfs_needs_whiteout(old, false);
 	new_whiteout = !exchange &&
 		       (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT);
 	odf_steps = old_whiteout || new_whiteout || (new_is_dir && !exchange);

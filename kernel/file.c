@@ -71,24 +71,38 @@ struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
 /*
  * Count an open of @realfile for union @sb (@delta 1): ESTALE if its
  * branch is leaving or gone (a remount del= that did not see this open,
- * or a name found under a directory still in the old set).
+ * or a name found under a directory still in the old set); EROFS for a
+ * writer on a lower branch a remount is making read-only.
  */
 int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
 			    int delta)
 {
 	struct unionfs_branch *br = unionfs_file_branch(sb, realfile);
 
+	bool writer = realfile->f_mode & FMODE_WRITE;
+	int err = -ESTALE;
+
 	if (!br)
 		return 0;
 	atomic_add(delta, &br->open_files);
+	if (writer)
+		atomic_add(delta, &br->write_files);
 	if (delta < 0)
 		return 0;
-	/* Pairs with the barrier in unionfs_newset_leave(). */
+	/* Pairs with the barriers in unionfs_newset_leave(), _going_ro(). */
 	smp_mb();
-	if (!READ_ONCE(br->leaving) && !READ_ONCE(br->gone))
-		return 0;
+	if (!READ_ONCE(br->leaving) && !READ_ONCE(br->gone)) {
+		/* A lower branch written in place is being made read-only. */
+		if (!writer || br == &UNIONFS_SB(sb)->branches[0] ||
+		    (!READ_ONCE(br->going_ro) &&
+		     READ_ONCE(br->mode) == UNIONFS_BR_RW))
+			return 0;
+		err = -EROFS;
+	}
 	atomic_dec(&br->open_files);
-	return -ESTALE;
+	if (writer)
+		atomic_dec(&br->write_files);
+	return err;
 }
 
 static int unionfs_count_open(struct file *file, int delta)
@@ -99,35 +113,51 @@ static int unionfs_count_open(struct file *file, int delta)
 
 /*
  * Opening for writing copies the file up first (without its data when
- * the open truncates it); the union file then holds the real file open.
+ * the open truncates it), unless it is on a writable lower branch: then
+ * that file is opened, under copyup_lock, so a copy-up of it (a rename
+ * or link) that follows sees the writer (unionfs_copy_up_one()).  The
+ * union file then holds the real file open.
  */
 static int unionfs_open(struct inode *inode, struct file *file)
 {
+	struct mutex *copyup_lock = &UNIONFS_I(inode)->copyup_lock;
 	struct dentry *dentry = file_dentry(file);
 	struct file *realfile;
+	bool in_place = false;
 	struct path real;
 	int err;
 
 	if (file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) {
-		/* Data is skipped only when the open will surely truncate. */
-		err = (file->f_flags & O_TRUNC) && (file->f_mode & FMODE_WRITE) ?
-		      unionfs_copy_up_truncate(dentry) :
-		      unionfs_copy_up(dentry);
-		if (err)
-			return err;
+		mutex_lock(copyup_lock);
+		in_place = unionfs_change_in_place(dentry, &real);
+		if (!in_place) {
+			mutex_unlock(copyup_lock);
+			/* Data is skipped only when the open will surely truncate. */
+			err = (file->f_flags & O_TRUNC) &&
+			      (file->f_mode & FMODE_WRITE) ?
+			      unionfs_copy_up_truncate(dentry) :
+			      unionfs_copy_up(dentry);
+			if (err)
+				return err;
+		}
 	}
-	unionfs_real_path(dentry, &real);
+	if (!in_place)
+		unionfs_real_path(dentry, &real);
 	err = unionfs_may_open_real(file, &real);
 	if (err)
-		return err;
+		goto out;
 	realfile = unionfs_open_real(file, &real,
 				     file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC));
-	if (IS_ERR(realfile))
-		return PTR_ERR(realfile);
+	err = PTR_ERR_OR_ZERO(realfile);
+	if (err)
+		goto out;
 	file->private_data = realfile;
 	err = unionfs_count_open(file, 1);
 	if (err)
 		fput(realfile);
+out:
+	if (in_place)
+		mutex_unlock(copyup_lock);
 	return err;
 }
 

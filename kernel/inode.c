@@ -490,8 +490,15 @@ int unionfs_permission(unionfs_idmap_t *idmap, struct inode *inode, int mask)
 	if (err)
 		return err;
 
+	/*
+	 * A lower object is written after copy-up: it must only be readable
+	 * then.  One changed in place (a writable lower branch's file) must
+	 * be writable itself.  Directories are written through their upper
+	 * part (a create copies the directory up first).
+	 */
 	if (bindex && (mask & (MAY_WRITE | MAY_APPEND)) &&
-	    !special_file(real->i_mode)) {
+	    !special_file(real->i_mode) &&
+	    (S_ISDIR(real->i_mode) || !unionfs_branch_writable(inode->i_sb, bindex))) {
 		mask &= ~(MAY_WRITE | MAY_APPEND);
 		mask |= MAY_READ;
 	}
@@ -566,37 +573,38 @@ struct posix_acl *unionfs_get_acl(struct inode *inode, int type, bool rcu)
 #endif
 
 /*
- * Attribute changes copy the object up, then apply to the upper object
- * with the mounter's credentials, after the union checked the caller's
- * right to make them against the union inode.
+ * Attribute changes copy the object up (or change it in place on a
+ * writable lower branch), then apply to the branch object with the
+ * mounter's credentials, after the union checked the caller's right to
+ * make them against the union inode.
  */
 int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,
 		    struct iattr *attr)
 {
 	struct inode *inode = d_inode(dentry);
 	const struct cred *old_cred;
-	struct dentry *upper;
+	struct path real;
+	bool in_place;
 	int err;
 
 	err = setattr_prepare(unionfs_nop_idmap, dentry, attr);
 	if (err)
 		return err;
-	err = unionfs_copy_up(dentry);
+	err = unionfs_prepare_change(dentry, &real, &in_place);
 	if (err)
 		return err;
-	upper = unionfs_upper(dentry);
 	if (attr->ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
 		attr->ia_valid &= ~ATTR_MODE;
 	attr->ia_valid &= ~ATTR_FILE;
 
 	old_cred = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
-	err = unionfs_do_setattr(unionfs_upper_mnt(dentry->d_sb), upper, attr);
+	err = unionfs_do_setattr(real.mnt, real.dentry, attr);
 	revert_creds(old_cred);
 	if (!err) {
-		unionfs_copy_attr(inode, d_inode(upper),
-				  unionfs_upper_mnt(dentry->d_sb));
-		fsstack_copy_inode_size(inode, d_inode(upper));
+		unionfs_copy_attr(inode, d_inode(real.dentry), real.mnt);
+		fsstack_copy_inode_size(inode, d_inode(real.dentry));
 	}
+	unionfs_change_done(dentry, in_place);
 	return err;
 }
 
@@ -628,35 +636,37 @@ static int unionfs_xattr_get(const struct xattr_handler *handler,
 }
 
 /*
- * Setting or removing (@value NULL) an attribute copies the object up;
- * the upper branch then applies its own rules with the caller's
- * credentials.  The VFS checked the union inode for user.* and trusted.*
- * names (xattr_permission()); an ACL may be set only by the owner, which
+ * Setting or removing (@value NULL) an attribute copies the object up
+ * (or changes it in place on a writable lower branch); that branch then
+ * applies its own rules with the caller's credentials.  The VFS checked
+ * the union inode for user.* and trusted.* names (xattr_permission());
+ * an ACL may be set only by the owner, which
  * must be checked before the copy-up too, so that a refused setfacl
  * copies nothing.
  */
 int unionfs_xattr_change(struct dentry *dentry, const char *name,
 			 const void *value, size_t size, int flags)
 {
-	struct vfsmount *mnt = unionfs_upper_mnt(dentry->d_sb);
 	struct inode *inode = d_inode(dentry);
-	struct dentry *upper;
+	struct path real;
+	bool in_place;
 	int err;
 
 	if ((!strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS) ||
 	     !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT)) &&
 	    !inode_owner_or_capable(unionfs_nop_idmap, inode))
 		return -EPERM;
-	err = unionfs_copy_up(dentry);
+	err = unionfs_prepare_change(dentry, &real, &in_place);
 	if (err)
 		return err;
-	upper = unionfs_upper(dentry);
 	if (value)
-		err = unionfs_do_setxattr(mnt, upper, name, value, size, flags);
+		err = unionfs_do_setxattr(real.mnt, real.dentry, name, value,
+					  size, flags);
 	else
-		err = unionfs_do_removexattr(mnt, upper, name);
+		err = unionfs_do_removexattr(real.mnt, real.dentry, name);
 	if (!err)
-		unionfs_copy_attr(inode, d_inode(upper), mnt);
+		unionfs_copy_attr(inode, d_inode(real.dentry), real.mnt);
+	unionfs_change_done(dentry, in_place);
 	return err;
 }
 

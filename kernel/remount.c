@@ -26,8 +26,12 @@
  * removed branch's part takes another number, and its state moves
  * with it (unionfs_rd_rekey()).
  *
+ * A lower branch may be writable (mode=, add=, dirs=): its objects are
+ * changed in place; making it read-only again is EBUSY while a file of
+ * it is open for writing through the union.
+ *
  * Not yet (issue 11): a new first branch (rotating the writable branch),
- * writable lower branches; both are refused with a clear line.
+ * refused with a clear line.
  */
 #define pr_fmt(fmt) "unionfs: " fmt
 
@@ -254,9 +258,9 @@ static int unionfs_newset_check(struct fs_context *fc,
 	for (k = 1; k < o->n; k++) {
 		const struct unionfs_branch *a = &ns->br[o->idx[k]];
 
-		if (sbi->has_upper && a->mode == UNIONFS_BR_RW)
-			return invalfc(fc, "branch '%s' is marked =rw, but only the first branch can be written: mark it =ro",
-				       a->name);
+		if (sbi->has_upper && a->mode == UNIONFS_BR_RW &&
+		    __mnt_is_readonly(a->root.mnt))
+			return unionfs_rw_branch_readonly(fc, a);
 	}
 	for (k = 0; k < o->n; k++) {
 		const struct unionfs_branch *a = &ns->br[o->idx[k]];
@@ -271,6 +275,43 @@ static int unionfs_newset_check(struct fs_context *fc,
 		if (unionfs_trees_overlap(&a->root, &sbi->odf))
 			return invalfc(fc, "ODF '%s' and branch '%s' overlap: one is inside the other",
 				       sbi->odf_name, a->name);
+	}
+	return 0;
+}
+
+/*
+ * Lower branches the new set makes read-only: no file of theirs may be
+ * open for writing through the union (they are written in place).  As
+ * for branches that leave, each is marked first, so an open for writing
+ * that counts itself after this check sees the mark and fails with
+ * EROFS (unionfs_count_real_open()); one counted before is seen here:
+ * EBUSY.  @on false clears the marks (the remount failed or is done).
+ */
+static int unionfs_newset_going_ro(struct fs_context *fc,
+				   struct unionfs_sb_info *sbi,
+				   struct unionfs_newset *ns, bool on)
+{
+	unsigned int i;
+
+	for (i = 1; i < sbi->nbranches; i++) {
+		struct unionfs_branch *br = &sbi->branches[i];
+
+		if (!on) {
+			WRITE_ONCE(br->going_ro, false);
+			continue;
+		}
+		if (br->gone || br->mode != UNIONFS_BR_RW ||
+		    ns->br[i].mode == UNIONFS_BR_RW)
+			continue;
+		WRITE_ONCE(br->going_ro, true);
+		/* Pairs with the barrier in unionfs_count_real_open(). */
+		smp_mb();
+		if (atomic_read(&br->write_files)) {
+			errorfc(fc, "cannot make branch '%s' read-only: files of it are open for writing through the union",
+				br->name);
+			unionfs_newset_going_ro(fc, sbi, ns, false);
+			return -EBUSY;
+		}
 	}
 	return 0;
 }
@@ -331,8 +372,9 @@ static bool unionfs_newset_commit(struct super_block *sb,
 		if (i >= sbi->nbranches) {
 			sbi->branches[i] = ns->br[i];
 			atomic_set(&sbi->branches[i].open_files, 0);
+			atomic_set(&sbi->branches[i].write_files, 0);
 		}
-		sbi->branches[i].mode = ns->br[i].mode;
+		WRITE_ONCE(sbi->branches[i].mode, ns->br[i].mode);
 		for (k = 0; k < ns->order.n && ns->order.idx[k] != i; k++)
 			;
 		if (k == ns->order.n && !sbi->branches[i].gone) {
@@ -404,20 +446,28 @@ int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb)
 	err = unionfs_newset_leave(fc, sbi, &ns, true);
 	if (err)
 		goto out;
+	err = unionfs_newset_going_ro(fc, sbi, &ns, true);
+	if (err) {
+		unionfs_newset_leave(fc, sbi, &ns, false);
+		goto out;
+	}
 	old_cred = override_creds(sbi->creator_cred);
 	err = unionfs_odf_set_branches(sbi, ns.br, &ns.order);
 	revert_creds(old_cred);
 	if (err) {
+		unionfs_newset_going_ro(fc, sbi, &ns, false);
 		unionfs_newset_leave(fc, sbi, &ns, false);
 		errorfc(fc, "ODF '%s': cannot record the new branches (error %d); nothing changed",
 			sbi->odf_name, err);
 		goto out;
 	}
+	/* The modes change in the commit: the marks may go after it. */
 	if (unionfs_newset_commit(sb, &ns, root_di)) {
 		old_cred = override_creds(sbi->creator_cred);
 		unionfs_rd_rekey(sb);
 		revert_creds(old_cred);
 	}
+	unionfs_newset_going_ro(fc, sbi, &ns, false);
 	root_di = NULL;
 	for (i = 0; i < ns.order.n; i++)
 		if (!sbi->branches[ns.order.idx[i]].root.mnt->mnt_sb->s_export_op &&

@@ -130,8 +130,6 @@ const struct super_operations unionfs_sops = {
 static int unionfs_check_supported(struct fs_context *fc,
 				   const struct unionfs_options *opts)
 {
-	unsigned int i;
-
 	if (!opts->odf)
 		return invalfc(fc,
 			       "missing odf= option: name the ODF volume (block device or directory)");
@@ -142,14 +140,17 @@ static int unionfs_check_supported(struct fs_context *fc,
 		return invalfc(fc,
 			       "the first branch '%s' must be rw for a read-write union: mark it =rw, or mount with -o ro",
 			       opts->branches[0].path);
-	/* Several writable branches (issue 11) are not built yet: say so. */
-	for (i = 1; i < opts->nbranches; i++)
-		if (opts->branches[i].mode == UNIONFS_BR_RW &&
-		    !(fc->sb_flags & SB_RDONLY))
-			return invalfc(fc,
-				       "branch '%s' is marked =rw, but only the first branch can be written: mark it =ro",
-				       opts->branches[i].path);
 	return 0;
+}
+
+/* A branch marked =rw in a read-write union must be writable. */
+int unionfs_rw_branch_readonly(struct fs_context *fc,
+			       const struct unionfs_branch *br)
+{
+	errorfc(fc,
+		"branch '%s' is marked =rw but is read-only: make it writable, mark it =ro, or mount the union with -o ro",
+		br->name);
+	return -EROFS;
 }
 
 int unionfs_resolve_branch(struct fs_context *fc,
@@ -239,6 +240,11 @@ static int unionfs_clone_branches(struct fs_context *fc,
 			sbi->branches[0].name);
 		return -EROFS;
 	}
+	for (i = 1; i < sbi->nbranches; i++)
+		if (sbi->has_upper &&
+		    sbi->branches[i].mode == UNIONFS_BR_RW &&
+		    __mnt_is_readonly(sbi->branches[i].root.mnt))
+			return unionfs_rw_branch_readonly(fc, &sbi->branches[i]);
 	return 0;
 }
 

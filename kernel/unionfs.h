@@ -82,6 +82,14 @@ struct unionfs_branch {
 	bool gone;		/* removed by remount: in no lookup any more */
 	bool leaving;		/* a remount is removing it: opens fail */
 	atomic_t open_files;	/* union files open on it (del= is EBUSY) */
+	/*
+	 * ... of them open for writing (a lower branch written in place:
+	 * mode=ro is EBUSY while any is), and a remount making the branch
+	 * read-only, which such an open that counts itself after the
+	 * remount's check must see (unionfs_count_real_open()).
+	 */
+	atomic_t write_files;
+	bool going_ro;
 	char *name;		/* the path as given in dirs=, for show_options */
 };
 
@@ -351,6 +359,20 @@ static inline void unionfs_get_order(struct unionfs_sb_info *sbi,
 	} while (read_seqretry(&sbi->order_lock, seq));
 }
 
+/*
+ * May the union change objects of branch @bindex in place: the upper
+ * branch or a writable lower branch of a read-write union (issue 11
+ * item 3).  A remount may change a lower branch's mode meanwhile.
+ */
+static inline bool unionfs_branch_writable(const struct super_block *sb,
+					   unsigned int bindex)
+{
+	const struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+
+	return sbi->has_upper &&
+	       READ_ONCE(sbi->branches[bindex].mode) == UNIONFS_BR_RW;
+}
+
 static inline struct vfsmount *unionfs_upper_mnt(const struct super_block *sb)
 {
 	return UNIONFS_SB(sb)->branches[0].root.mnt;
@@ -430,6 +452,8 @@ void unionfs_put_branch(struct unionfs_branch *br);
 int unionfs_resolve_branch(struct fs_context *fc,
 			   const struct unionfs_branch_spec *spec,
 			   struct unionfs_branch *br);
+int unionfs_rw_branch_readonly(struct fs_context *fc,
+			       const struct unionfs_branch *br);
 struct unionfs_dentry_info *
 unionfs_root_dinfo(struct unionfs_sb_info *sbi,
 		   const struct unionfs_branch *slots,
@@ -576,6 +600,10 @@ void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
 
 /* copyup.c */
 int unionfs_copy_up(struct dentry *dentry);
+bool unionfs_change_in_place(struct dentry *dentry, struct path *path);
+int unionfs_prepare_change(struct dentry *dentry, struct path *path,
+			   bool *in_place);
+void unionfs_change_done(struct dentry *dentry, bool in_place);
 int unionfs_copy_up_truncate(struct dentry *dentry);
 int unionfs_copy_up_other_name(struct dentry *dentry);
 

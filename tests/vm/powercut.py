@@ -2,7 +2,14 @@
 """Power-cut tests of the union with dm-log-writes (tests/vm/tests/
 union-powercut.sh, tests/vm/long/union-powercut-long.sh).
 
-Runs inside the test VM.  Usage: python3 powercut.py quick|long
+Runs inside the test VM.  Usage: python3 powercut.py quick|long|rwlower
+
+Mode rwlower (tests/vm/tests/union-powercut-rwlower.sh): the logged
+"upper" file system holds two branch directories, u (the upper branch)
+and l (a writable lower branch), over a read-only lower on the plain
+disk; the operations change and remove objects of l in place, where a
+whiteout of the ODF must be durable before the branch's unlink (docs/
+odf-format.md 9.4).
 
 1. Record.  The upper branch (ext4) and the ODF each sit on a dm-linear
    slice of a scratch disk under a dm-log-writes target with its own log
@@ -92,6 +99,8 @@ FLUSHY = ("FLUSH", "FUA")
 
 
 PROFILE = {}
+RWLOWER = False         # mode rwlower: a writable lower branch (main)
+RW_LOWER_ID = 2         # its branch id: the second of dirs= when the ODF is new
 
 
 def sh(*cmd, check=True, quiet=False):
@@ -323,9 +332,59 @@ def make_lower(rounds, big_mb):
         os.close(fd)
 
 
+def make_rwlower(rounds):
+    """Mode rwlower: what the writable lower branch (directory l of the
+    logged file system) and the read-only one start with."""
+    for r in range(rounds):
+        l, o = os.path.join(UP, "l", "r%d" % r), os.path.join(LO, "r%d" % r)
+        for d in ("e", "x", "dst"):
+            os.makedirs(os.path.join(l, d), exist_ok=True)
+        for d in ("e", "dst"):
+            os.makedirs(os.path.join(o, d), exist_ok=True)
+        for f in ("a", "b", "c", "g", "k", "t", "x/f"):
+            wfile(os.path.join(l, f), b"%s of round %d on the rw lower\n" % (f.encode(), r) * 50)
+        for f in ("b", "g", "k", "dst/y"):
+            wfile(os.path.join(o, f), b"%s of round %d on the ro lower\n" % (f.encode(), r))
+
+
+def ops_rwlower(r):
+    """Mode rwlower: one round, on objects of the writable lower branch,
+    changed and removed in place (unionfs(5), "Several writable
+    branches"; docs/odf-format.md 9.4)."""
+    b = os.path.join(U, "r%d" % r)
+    P = lambda *a: os.path.join(b, *a)
+    ls = lambda *ds: [sorted(os.listdir(P(d))) for d in ds]
+    return [
+        ("append to rw-lower a", lambda: wfile(P("a"), b"more a\n", os.O_WRONLY | os.O_APPEND), None),
+        ("list ., dst", lambda: ls(".", "dst"), None),
+        ("unlink rw-lower b (a copy on the ro branch)", lambda: os.unlink(P("b")), None),
+        ("unlink rw-lower c (only there)", lambda: os.unlink(P("c")), None),
+        # The fsync commits the branch's journal, unlink included, while
+        # the ODF need not flush: a whiteout not committed before the
+        # unlink (9.4) shows the read-only branch's k at that cut.
+        ("unlink rw-lower k (a copy on the ro branch), fsync rw-lower t",
+         lambda: (os.unlink(P("k")), wfile(P("t"), b"", os.O_WRONLY | os.O_APPEND, fsync=True)),
+         ("fsync", "t")),
+        ("chmod rw-lower a", lambda: os.chmod(P("a"), 0o600), None),
+        ("rmdir rw-lower e (also on the ro branch)", lambda: os.rmdir(P("e")), None),
+        ("unlink x/f, rmdir x (rw lower only)", lambda: (os.unlink(P("x/f")), os.rmdir(P("x"))), None),
+        ("write rw-lower a and fsync it",
+         lambda: wfile(P("a"), b"A" * 4000, os.O_WRONLY, off=0, fsync=True), ("fsync", "a")),
+        ("sync", lambda: os.sync(), "sync"),
+        ("rename rw-lower g into dst (copied up)", lambda: os.rename(P("g"), P("dst/g")), None),
+        ("create b over its whiteout", lambda: wfile(P("b"), b"new b\n"), None),
+        ("truncate rw-lower t and fsync it",
+         lambda: wfile(P("t"), b"short t\n", fsync=True), ("fsync", "t")),
+        ("list ., dst", lambda: ls(".", "dst"), None),
+        ("unlink the new b and sync", lambda: (os.unlink(P("b")), os.sync()), None),
+    ]
+
+
 def ops_round(r):
     """(name, function, kind) of one round of operations, run in /mnt/u/r<r>.
     kind: None, ("fsync", relpath) or "sync"."""
+    if RWLOWER:
+        return ops_rwlower(r)
     b = os.path.join(U, "r%d" % r)
     P = lambda *a: os.path.join(b, *a)
     ls = lambda *ds: [sorted(os.listdir(P(d))) for d in ds]
@@ -380,15 +439,24 @@ def record(rounds, big_mb, tick):
     sh("mkfs.ext4", "-q", "-F", LO_DISK)
     sh("mount", "-t", "ext4", LO_DISK, LO)
     os.rmdir(os.path.join(LO, "lost+found"))
-    make_lower(rounds, big_mb)
-    sh("mount", "-o", "remount,ro", LO)
+    if not RWLOWER:
+        make_lower(rounds, big_mb)
 
     sh("mkfs.ext4", "-q", "-F", "-E", "nodiscard,lazy_itable_init=0,lazy_journal_init=0", lwu)
     sh(MKODF, "-q", "-f", lwo)
     mount(lwu, UP, "ext4", "noinit_itable")
     os.rmdir(os.path.join(UP, "lost+found"))
-    rec.opts = "odf=%s,dirs=%s=rw:%s=ro"
-    mount("none", U, "unionfs", rec.opts % (lwo, UP, LO))
+    if RWLOWER:
+        # The upper and the writable lower branch: two directories of
+        # the logged file system, so their order against the ODF's
+        # writes is what the logs show.
+        os.makedirs(os.path.join(UP, "u"))
+        make_rwlower(rounds)
+        rec.opts = "odf={odf},dirs={up}/u=rw:{up}/l=rw:{lo}=ro"
+    else:
+        rec.opts = "odf={odf},dirs={up}=rw:{lo}=ro"
+    sh("mount", "-o", "remount,ro", LO)
+    mount("none", U, "unionfs", rec.opts.format(odf=lwo, up=UP, lo=LO))
 
     ops = [("setup", lambda: None, "sync")]
     for r in range(rounds):
@@ -592,6 +660,13 @@ def allowed(rec, k, mid):
             # of its full size (seen on 6.12's ext4 upper).
             conts.add(EMPTY)
             conts |= {zeros_of(c) for c in conts}
+        if RWLOWER and ino >> 48 == RW_LOWER_ID and f is None and len(conts) > 1:
+            # Written in place on the writable lower branch (ext4) and
+            # not fsync'ed in the window: as on a bare ext4, a write
+            # into allocated blocks is not ordered against the size, so
+            # any mix of its contents may show.  Names and st_ino are
+            # still checked, and fsync'ed data too (f above).
+            conts = set()
         res[ino] = (names, conts, isdir)
     return res, d
 
@@ -724,7 +799,8 @@ class Checker:
             if r.returncode >= 4:
                 problems.append(("odfck-p", "exit %d: %s" % (r.returncode, tail(r.stdout))))
             elif try_mount(su, self.up, "ext4", "", problems, "setup"):
-                if try_mount("none", self.u, "unionfs", rec.opts % (so, self.up, LO), problems, "mount"):
+                if try_mount("none", self.u, "unionfs", rec.opts.format(odf=so, up=self.up, lo=LO),
+                             problems, "mount"):
                     t = time.time()
                     found = walk(self.u, problems)
                     PROFILE["walk"] = PROFILE.get("walk", 0) + time.time() - t
@@ -804,15 +880,18 @@ INFO_ONLY = {"diag"}    # kinds counted but not failed: what explains a failed s
 
 
 def main():
+    global RWLOWER
     mode = sys.argv[1] if len(sys.argv) > 1 else "quick"
     rounds, big_mb, tick, max_states = {
         "quick": (3, 2, 0.003, int(os.environ.get("PC_MAX_STATES", "300"))),
+        "rwlower": (3, 0, 0.003, int(os.environ.get("PC_MAX_STATES", "200"))),
         "long": (6, 8, 0.001, int(os.environ.get("PC_MAX_STATES", "1000000"))),
     }[mode]
+    RWLOWER = mode == "rwlower"
     global SLICE
     SLICE = int(os.environ.get("PC_SLICE_MB", "256" if mode == "quick" else "1024")) << 11
     nworkers = int(os.environ.get("PC_WORKERS", "2"))
-    budget = int(os.environ.get("PC_BUDGET", "540" if mode == "quick" else "100000"))
+    budget = int(os.environ.get("PC_BUDGET", {"quick": "540", "rwlower": "300"}.get(mode, "100000")))
     t0 = time.time()
     rec = record(rounds, big_mb, tick)
     smp, st = samples(rec, True)

@@ -33,7 +33,7 @@ EINVAL|odf=$ODF_DEV,dirs=$br=rw:$br=ro|branches '$br' and '$br' overlap
 EINVAL|odf=$br/sub,dirs=$br=rw|ODF '$br/sub' and branch '$br' overlap
 EINVAL|odf=$ODF_DEV,dirs=$br=ro:/tmp=rw|the first branch '$br' must be rw
 EINVAL|odf=$ODF_DEV,dirs=$br=ro|the first branch '$br' must be rw
-EINVAL|odf=$ODF_DEV,dirs=$br/sub=rw:/tmp=rw|branch '/tmp' is marked =rw, but only the first branch can be written
+EROFS|odf=$ODF_DEV,dirs=$br/sub=rw:$SRC=rw|branch '$SRC' is marked =rw but is read-only
 ENOENT|odf=$ODF_DEV,dirs=/mnt/nonexistent=rw|cannot find branch '/mnt/nonexistent' (error -2)
 ENOTDIR|odf=$ODF_DEV,dirs=$br/file=rw|branch '$br/file' is not a directory
 ENOENT|odf=/dev/nonexistent,dirs=$br=rw|cannot find ODF '/dev/nonexistent'

@@ -97,9 +97,9 @@ klog_mark
 expect_eq "del= with a bad add=" ENOENT "$(sysmount remount $u none "del=$b1,add=/mnt/nonexistent=ro")"
 expect_eq "dirs= after the failed remount" "$b0=rw:$b3=ro:$b1=ro:$b2=ro" "$(dirs_now)"
 expect_eq "d/b after the failed remount" b1 "$(cat $u/d/b)"
-expect_eq "mode=rw of a lower branch" EINVAL "$(sysmount remount $u none "mode=$b3=rw")"
-klog_new | grep -q "unionfs: branch '$b3' is marked =rw, but only the first branch can be written" ||
-	fail "mode=$b3=rw: no log line"
+expect_eq "mode=rw of a lower branch with a bad del=" EINVAL "$(sysmount remount $u none "mode=$b3=rw,del=/mnt/nonexistent")"
+klog_new | grep -q "unionfs: del=/mnt/nonexistent: not a branch of this union" ||
+	fail "mode=$b3=rw,del=/mnt/nonexistent: no log line"
 expect_eq "del= of the upper branch" EINVAL "$(sysmount remount $u none "del=$b0")"
 expect_eq "add= of a branch already in" EINVAL "$(sysmount remount $u none "add=$b1")"
 expect_eq "add= of a branch inside another" EINVAL "$(sysmount remount $u none "add=$b1/d")"

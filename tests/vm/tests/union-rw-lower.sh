@@ -1,0 +1,215 @@
+#!/bin/bash
+# Several writable branches (issue 11 item 3, unionfs(5) "Several
+# writable branches"): an object of a lower branch marked =rw is changed
+# in place there (data, truncate, attributes, extended attributes and
+# ACLs, shared mmap), keeping its inode number and copying nothing up;
+# an object of a read-only branch is still copied up to the upper
+# branch.  Unlink and rmdir of a name shown from a writable lower branch
+# remove it there, and white out only copies on other branches.  A
+# rename (or link) of a file open for writing in place is EBUSY (a copy
+# would leave the writer behind); mode=ro of the branch is EBUSY while
+# such a file is open, and an open for writing that comes after it
+# copies up again.  A lower branch marked =rw that is read-only is
+# refused with EROFS, and changes of a frozen one wait for the thaw.
+# Each is checked in the branches directly, in the
+# ODF (/ns, odfck) and as an unprivileged user.
+. "$SRC/tests/vm/lib.sh"
+
+up=/mnt/up l1=/mnt/l1 l2=/mnt/l2 u=/mnt/u
+USR=4242
+mkbranch ext4 "$(nth_disk 1)" $up
+mkbranch ext4 "$(nth_disk 2)" $l1
+mkbranch ext4 "$(nth_disk 3)" $l2
+mkdir -p $l1/d $l2/d $l1/x $l1/e $l2/e $l1/pub
+echo a >$l1/d/a
+echo b1 >$l1/d/b
+echo b2 >$l2/d/b
+echo c >$l2/d/c
+echo h >$l1/d/h1
+ln $l1/d/h1 $l1/d/h2
+echo f >$l1/x/f
+echo m >$l1/d/m
+echo z >$l1/d/z
+echo q1 >$l1/d/q
+echo q2 >$l2/d/q
+echo mine >$l1/pub/mine
+echo theirs >$l1/pub/theirs
+chmod 777 $l1/pub
+chown $USR:$USR $l1/pub/mine
+chmod 600 $l1/pub/theirs
+mkodf_dev "$ODF_DEV"
+rm -f /tmp/odf-dirmap
+
+union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=rw:$l2=ro"
+expect_eq "/proc/mounts" "$up=rw:$l1=rw:$l2=ro" \
+	"$(awk -v m=$u '$2 == m { print $4 }' /proc/mounts | tr ',' '\n' | sed -n 's/^dirs=//p')"
+ino_a=$(ino $u/d/a) ino_b=$(ino $u/d/b) ino_h=$(ino $u/d/h1) ino_m=$(ino $u/d/m)
+
+# ---- changes in place ----
+echo more >>$u/d/a || fail "append to d/a"
+expect_eq "l1/d/a after an append through the union" "a
+more" "$(cat $l1/d/a)"
+echo new >$u/d/m || fail "O_TRUNC write of d/m"
+expect_eq "l1/d/m after a truncating write" new "$(cat $l1/d/m)"
+truncate -s 2 $u/d/b || fail "truncate d/b"
+expect_eq "l1/d/b after truncate(2)" b1 "$(cat $l1/d/b)"
+expect_eq "l1/d/b size" 2 "$(stat -c %s $l1/d/b)"
+expect_eq "l2/d/b untouched" b2 "$(cat $l2/d/b)"
+chmod 640 $u/d/b || fail "chmod d/b"
+chown 7:8 $u/d/b || fail "chown d/b"
+touch -d @1000000000 $u/d/b || fail "touch d/b"
+expect_eq "l1/d/b attributes" "640 7 8 1000000000" "$(stat -c '%a %u %g %Y' $l1/d/b)"
+expect_eq "union d/b attributes" "640 7 8 1000000000" "$(stat -c '%a %u %g %Y' $u/d/b)"
+expect_eq "l2/d/b mode untouched" 644 "$(stat -c %a $l2/d/b)"
+setfattr -n user.k -v v1 $u/d/a || fail "setfattr d/a"
+expect_eq "l1/d/a user.k" v1 "$(getfattr --only-values -n user.k $l1/d/a 2>/dev/null)"
+setfacl -m u:$USR:r $u/d/a || fail "setfacl d/a"
+getfacl -c $l1/d/a 2>/dev/null | grep -qx "user:$USR:r--" || fail "l1/d/a has no ACL entry for $USR"
+setfattr -x user.k $u/d/a || fail "setfattr -x d/a"
+getfattr -n user.k $l1/d/a >/dev/null 2>&1 && fail "l1/d/a still has user.k"
+echo linked >>$u/d/h1 || fail "append to d/h1"
+expect_eq "d/h2 (a hard link on l1) sees the write" "h
+linked" "$(cat $u/d/h2)"
+expect_eq "st_nlink of d/h1" 2 "$(stat -c %h $u/d/h1)"
+python3 - $u/d/m <<'PY' || fail "shared mmap write of d/m"
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 3, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m[0:3] = b"NEW"
+m.flush()
+m.close()
+os.close(fd)
+PY
+expect_eq "l1/d/m after a shared mmap write" NEW "$(cat $l1/d/m)"
+chmod 755 $u/x || fail "chmod of directory x"
+expect_eq "l1/x mode" 755 "$(stat -c %a $l1/x)"
+for n in a b h1 m; do
+	[ -e $up/d/$n ] && fail "d/$n was copied up to the upper branch"
+done
+[ -e $up/x ] && fail "x was copied up to the upper branch"
+expect_eq "st_ino of d/a" "$ino_a" "$(ino $u/d/a)"
+expect_eq "st_ino of d/b" "$ino_b" "$(ino $u/d/b)"
+expect_eq "st_ino of d/h1" "$ino_h" "$(ino $u/d/h1)"
+expect_eq "st_ino of d/m" "$ino_m" "$(ino $u/d/m)"
+expect_eq "st_ino of d/a is l1's object" "$(ino $u/d/h2)" "$(ino $u/d/h1)"
+
+# A read-only branch's file is copied up as before.
+echo more >>$u/d/c || fail "append to d/c"
+expect_eq "up/d/c (copied up)" "c
+more" "$(cat $up/d/c)"
+expect_eq "l2/d/c untouched" c "$(cat $l2/d/c)"
+
+# ---- another user: the union checks the caller, the branch the rest ----
+as_user() { setpriv --reuid=$USR --regid=$USR --clear-groups "$@"; }
+as_user sh -c "echo by-user >>$u/pub/mine" || fail "user append to pub/mine"
+expect_eq "l1/pub/mine after the user's append" "mine
+by-user" "$(cat $l1/pub/mine)"
+expect_eq "user write to pub/theirs (0600 root)" EACCES \
+	"$(as_user python3 -c "$PY_ERRNO_LIB
+print(run('wr(\"$u/pub/theirs\", \"x\", os.O_WRONLY | os.O_APPEND)'))")"
+expect_eq "user chmod of pub/theirs" EPERM \
+	"$(as_user python3 -c "$PY_ERRNO_LIB
+print(run('os.chmod(\"$u/pub/theirs\", 0o666)'))")"
+expect_eq "l1/pub/theirs untouched" "theirs 600" "$(cat $l1/pub/theirs) $(stat -c %a $l1/pub/theirs)"
+[ -e $up/pub ] && fail "pub was copied up to the upper branch"
+
+# ---- a frozen writable lower branch: changes wait for the thaw ----
+fsfreeze -f $l1 || fail "cannot freeze $l1"
+(chmod 604 $u/d/z && echo thawed >>$u/d/z) &
+pid=$!
+sleep 3
+kill -0 $pid 2>/dev/null || fail "a change of a frozen branch's file did not wait"
+expect_eq "l1/d/z while $l1 is frozen" "z 644" "$(cat $l1/d/z) $(stat -c %a $l1/d/z)"
+fsfreeze -u $l1 || fail "cannot thaw $l1"
+wait $pid || fail "chmod/append of d/z failed after the thaw"
+expect_eq "l1/d/z after the thaw" "z
+thawed 604" "$(cat $l1/d/z) $(stat -c %a $l1/d/z)"
+[ -e $up/d/z ] && fail "d/z was copied up to the upper branch"
+
+# ---- rename of a file open for writing in place: EBUSY ----
+exec 3>>$u/d/h1 || fail "open d/h1 for appending"
+expect_eq "rename of d/h1 while open for writing" EBUSY "$(renameat2 $u/d/h1 $u/d/h3 0)"
+expect_eq "link of d/h1 while open for writing" EBUSY "$(pyerr "os.link('$u/d/h1', '$u/d/h4')")"
+klog_mark
+expect_eq "mode=ro of l1 while d/h1 is open for writing" EBUSY \
+	"$(sysmount remount $u none "mode=$l1=ro")"
+klog_new | grep -q "unionfs: cannot make branch '$l1' read-only: files of it are open for writing through the union" ||
+	fail "mode=$l1=ro: no log line: $(klog_new | grep unionfs:)"
+echo fd >&3
+exec 3>&-
+expect_eq "l1/d/h1 after the write through the held fd" "h
+linked
+fd" "$(cat $l1/d/h1)"
+
+# ---- unlink and rmdir remove in place; whiteouts only for other copies ----
+# An O_PATH fd and a working directory keep reading what they name.
+expect_eq "fstat of an O_PATH fd of d/a after its unlink" "0 $ino_a" "$(python3 - $u/d/a <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_PATH)
+os.unlink(sys.argv[1])
+st = os.fstat(fd)
+print(st.st_nlink, st.st_ino)
+PY
+)"
+[ -e $l1/d/a ] && fail "l1/d/a still there after rm through the union"
+rm $u/d/b || fail "rm d/b"
+[ -e $l1/d/b ] && fail "l1/d/b still there after rm through the union"
+expect_eq "l2/d/b (read-only branch) untouched" b2 "$(cat $l2/d/b)"
+expect_eq "stat . in x after rmdir x from inside it" 0 \
+	"$(cd $u/x && rm f && rmdir $u/x && stat -c %h .)"
+[ -e $l1/x ] && fail "l1/x still there after rmdir through the union"
+rmdir $u/e || fail "rmdir e (l1 and l2)"
+[ -e $l1/e ] && fail "l1/e still there after rmdir through the union"
+[ -d $l2/e ] || fail "l2/e (read-only branch) went"
+expect_eq "union d/" "c h1 h2 m q z" "$(union_ls $u/d)"
+expect_eq "union /" "d pub" "$(union_ls $u)"
+
+# ---- the branch's file system read-only: rm fails and writes nothing ----
+mount -o remount,ro $l1 || fail "cannot make $l1 read-only"
+expect_eq "rm d/q (a copy on l2) with $l1 read-only" EROFS "$(pyerr "os.unlink('$u/d/q')")"
+mount -o remount,rw $l1 || fail "cannot make $l1 writable"
+expect_eq "d/q after the refused rm" q1 "$(cat $u/d/q)"
+
+# ---- mode=ro: writes copy up again; mode=rw back ----
+mount -o remount,mode=$l1=ro $u || fail "remount mode=$l1=ro"
+echo ro >>$u/d/m || fail "append to d/m with l1 read-only"
+expect_eq "up/d/m (copied up once l1 is ro)" "NEW
+ro" "$(cat $up/d/m)"
+expect_eq "l1/d/m untouched once ro" NEW "$(cat $l1/d/m)"
+expect_eq "st_ino of d/m kept by the copy-up" "$ino_m" "$(ino $u/d/m)"
+mount -o remount,mode=$l1=rw $u || fail "remount mode=$l1=rw"
+echo rw >>$u/d/h2 || fail "append to d/h2 with l1 rw again"
+expect_eq "l1/d/h2 written in place again" "h
+linked
+fd
+rw" "$(cat $l1/d/h2)"
+union_umount $u
+
+odf_ns
+ns_has "W /d/b" "W /e"
+ns_lacks "W /d/a" "W /x" "W /x/f" "W /d/q"
+odf_check
+
+# ---- the same view after a new mount ----
+union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=rw:$l2=ro"
+expect_eq "union d/ after a new mount" "c h1 h2 m q z" "$(union_ls $u/d)"
+expect_eq "st_ino of d/h1 after a new mount" "$ino_h" "$(ino $u/d/h1)"
+expect_eq "st_ino of d/m after a new mount" "$ino_m" "$(ino $u/d/m)"
+union_umount $u
+
+# ---- a read-only branch marked =rw: EROFS ----
+mount -o remount,ro $l1 || fail "cannot make $l1 read-only"
+klog_mark
+expect_eq "mount with a read-only lower marked =rw" EROFS \
+	"$(sysmount mount none $u unionfs none "odf=$ODF_DEV,dirs=$up=rw:$l1=rw:$l2=ro")"
+klog_new | grep -q "unionfs: branch '$l1' is marked =rw but is read-only" ||
+	fail "no log line for the read-only =rw branch: $(klog_new | grep unionfs:)"
+union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=ro:$l2=ro"
+klog_mark
+expect_eq "mode=rw of a read-only lower" EROFS "$(sysmount remount $u none "mode=$l1=rw")"
+klog_new | grep -q "unionfs: branch '$l1' is marked =rw but is read-only" ||
+	fail "mode=$l1=rw: no log line: $(klog_new | grep unionfs:)"
+union_umount $u
+mount -o remount,rw $l1 || fail "cannot make $l1 writable"
+odf_check
+echo "ok"
