@@ -713,6 +713,12 @@ bool unionfs_change_in_place(struct dentry *dentry, struct path *path)
 	return true;
 }
 
+/* The branch of @dentry's top lower object (unionfs_change_in_place()). */
+static struct unionfs_branch *unionfs_path_branch(struct dentry *dentry)
+{
+	return unionfs_branch(dentry->d_sb, unionfs_top_lower(dentry)->bindex);
+}
+
 /*
  * Before a change of @dentry's attributes or extended attributes: the
  * object to change, in place on a writable lower branch, else the upper
@@ -728,7 +734,8 @@ int unionfs_prepare_change(struct dentry *dentry, struct path *path,
 	int err;
 
 	mutex_lock(copyup_lock);
-	*in_place = unionfs_change_in_place(dentry, path);
+	*in_place = unionfs_change_in_place(dentry, path) &&
+		    unionfs_branch_write_begin(unionfs_path_branch(dentry));
 	if (*in_place)
 		return 0;
 	mutex_unlock(copyup_lock);
@@ -742,8 +749,10 @@ int unionfs_prepare_change(struct dentry *dentry, struct path *path,
 
 void unionfs_change_done(struct dentry *dentry, bool in_place)
 {
-	if (in_place)
-		mutex_unlock(&UNIONFS_I(d_inode(dentry))->copyup_lock);
+	if (!in_place)
+		return;
+	unionfs_branch_write_end(unionfs_path_branch(dentry));
+	mutex_unlock(&UNIONFS_I(d_inode(dentry))->copyup_lock);
 }
 
 /*

@@ -573,6 +573,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	const struct cred *old_cred;
 	struct unionfs_rd_txn rdt;
 	bool whiteout, in_place;
+	struct unionfs_branch *br;
 	struct path lower;
 	int err;
 
@@ -609,6 +610,14 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	in_place = unionfs_change_in_place(dentry, &lower);
 	unionfs_rd_begin(&rdt, dentry->d_parent, 0);
 	old_cred = unionfs_override_creds(sb);
+	/* Counted as a writer of its branch, which mode=ro waits for. */
+	br = in_place ? unionfs_branch(sb, unionfs_top_lower(dentry)->bindex) :
+			NULL;
+	if (br && !unionfs_branch_write_begin(br)) {
+		br = NULL;
+		err = -EROFS;	/* a remount is making the branch read-only */
+		goto out;
+	}
 	err = unionfs_refresh_ns(dentry);
 	if (err)
 		goto out;
@@ -682,6 +691,8 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	WRITE_ONCE(di->invalid, true);
 	unionfs_rd_del(&rdt, &dentry->d_name);
 out:
+	if (br)
+		unionfs_branch_write_end(br);
 	revert_creds(old_cred);
 	unionfs_rd_end(&rdt, err);
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);

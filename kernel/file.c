@@ -69,6 +69,29 @@ struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
 }
 
 /*
+ * A change in place of a writable lower branch's object (not through a
+ * file: unionfs_prepare_change(), an unlink) begins: counted with the
+ * branch's writers, so that mode=ro waits for none and misses none.
+ * False if a remount is making the branch read-only, or it is leaving.
+ */
+bool unionfs_branch_write_begin(struct unionfs_branch *br)
+{
+	atomic_inc(&br->write_files);
+	/* Pairs with the barrier in unionfs_newset_going_ro(). */
+	smp_mb();
+	if (!READ_ONCE(br->going_ro) && !READ_ONCE(br->leaving) &&
+	    !READ_ONCE(br->gone) && READ_ONCE(br->mode) == UNIONFS_BR_RW)
+		return true;
+	atomic_dec(&br->write_files);
+	return false;
+}
+
+void unionfs_branch_write_end(struct unionfs_branch *br)
+{
+	atomic_dec(&br->write_files);
+}
+
+/*
  * Count an open of @realfile for union @sb (@delta 1): ESTALE if its
  * branch is leaving or gone (a remount del= that did not see this open,
  * or a name found under a directory still in the old set); EROFS for a

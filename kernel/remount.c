@@ -307,7 +307,7 @@ static int unionfs_newset_going_ro(struct fs_context *fc,
 		/* Pairs with the barrier in unionfs_count_real_open(). */
 		smp_mb();
 		if (atomic_read(&br->write_files)) {
-			errorfc(fc, "cannot make branch '%s' read-only: files of it are open for writing through the union",
+			errorfc(fc, "cannot make branch '%s' read-only: files of it are open for writing, or being changed, through the union",
 				br->name);
 			unionfs_newset_going_ro(fc, sbi, ns, false);
 			return -EBUSY;

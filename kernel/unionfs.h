@@ -83,10 +83,12 @@ struct unionfs_branch {
 	bool leaving;		/* a remount is removing it: opens fail */
 	atomic_t open_files;	/* union files open on it (del= is EBUSY) */
 	/*
-	 * ... of them open for writing (a lower branch written in place:
-	 * mode=ro is EBUSY while any is), and a remount making the branch
-	 * read-only, which such an open that counts itself after the
-	 * remount's check must see (unionfs_count_real_open()).
+	 * ... of them open for writing, plus the changes made in place on
+	 * it that are under way (a lower branch written in place: mode=ro
+	 * is EBUSY while any is), and a remount making the branch
+	 * read-only, which such an open or change that counts itself
+	 * after the remount's check must see (unionfs_count_real_open(),
+	 * unionfs_branch_write_begin()).
 	 */
 	atomic_t write_files;
 	bool going_ro;
@@ -687,6 +689,8 @@ extern const struct file_operations unionfs_file_fops;
 int unionfs_open_on(struct file *file, struct file *realfile);
 int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
 			    int delta);
+bool unionfs_branch_write_begin(struct unionfs_branch *br);
+void unionfs_branch_write_end(struct unionfs_branch *br);
 struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
 					   struct file *realfile);
 

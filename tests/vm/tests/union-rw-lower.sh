@@ -120,6 +120,9 @@ pid=$!
 sleep 3
 kill -0 $pid 2>/dev/null || fail "a change of a frozen branch's file did not wait"
 expect_eq "l1/d/z while $l1 is frozen" "z 644" "$(cat $l1/d/z) $(stat -c %a $l1/d/z)"
+# The waiting chmod is a writer of the branch: mode=ro must wait for it.
+expect_eq "mode=ro of l1 while a chmod of d/z waits for the thaw" EBUSY \
+	"$(sysmount remount $u none "mode=$l1=ro")"
 fsfreeze -u $l1 || fail "cannot thaw $l1"
 wait $pid || fail "chmod/append of d/z failed after the thaw"
 expect_eq "l1/d/z after the thaw" "z
@@ -133,7 +136,7 @@ expect_eq "link of d/h1 while open for writing" EBUSY "$(pyerr "os.link('$u/d/h1
 klog_mark
 expect_eq "mode=ro of l1 while d/h1 is open for writing" EBUSY \
 	"$(sysmount remount $u none "mode=$l1=ro")"
-klog_new | grep -q "unionfs: cannot make branch '$l1' read-only: files of it are open for writing through the union" ||
+klog_new | grep -q "unionfs: cannot make branch '$l1' read-only: files of it are open for writing, or being changed, through the union" ||
 	fail "mode=$l1=ro: no log line: $(klog_new | grep unionfs:)"
 echo fd >&3
 exec 3>&-
