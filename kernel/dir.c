@@ -223,18 +223,122 @@ static int unionfs_create_object_rd(struct inode *dir, struct dentry *dentry,
 	return 0;
 }
 
-/* Create on the upper branch, then keep the readdir state up to date. */
+/*
+ * Where a new name goes (unionfs(5), "Several writable branches"): to the
+ * upper branch when its parent has an upper part; else to the highest-
+ * priority writable lower branch that has the parent (no node, so no
+ * whiteout, applies in a directory without an upper part: the name is
+ * on none of its parts); else to the upper branch, the parent copied up.
+ * Returns the index in @dentry's info of that lower branch's dentry for
+ * the name, or -1 for the upper branch.
+ */
+static int unionfs_create_part(struct dentry *dentry)
+{
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	unsigned int i;
+
+	if (unionfs_upper(dentry->d_parent) || di->upper_positive ||
+	    sb_rdonly(dentry->d_sb))
+		return -1;
+	for (i = 0; i < di->nlower; i++)
+		if (unionfs_branch_writable(dentry->d_sb, di->lower[i].bindex))
+			return i;
+	return -1;
+}
+
+/*
+ * Make the new object on the writable lower branch of @dentry's info
+ * entry @k, in the parent's part there, which must still be where the
+ * lookup found it.  1: the branch is being made read-only (remount):
+ * the caller creates on the upper branch instead.
+ */
+static int unionfs_create_in_place(struct inode *dir, struct dentry *dentry,
+				   const struct unionfs_cattr *ca, unsigned int k)
+{
+	struct super_block *sb = dir->i_sb;
+	const struct unionfs_lower *l = &UNIONFS_D(dentry)->lower[k];
+	struct unionfs_branch *br = unionfs_branch(sb, l->bindex);
+	struct vfsmount *mnt = l->path.mnt;
+	struct dentry *ld = l->path.dentry, *lparent;
+	struct unionfs_rd_txn rdt;
+	const struct cred *old_cred;
+	struct inode *inode;
+	int err;
+
+	if (!unionfs_branch_write_begin(br))
+		return 1;
+	lparent = dget_parent(ld);
+	unionfs_rd_begin(&rdt, dentry->d_parent, 0);
+	old_cred = unionfs_create_creds(sb);
+	err = PTR_ERR_OR_ZERO(old_cred);
+	if (err)
+		goto out;
+	unionfs_name_changing(dentry);
+	err = -ESTALE;
+	if (lparent == l->parent)
+		err = unionfs_lock_parent(mnt, lparent);
+	if (!err) {
+		if (ld->d_parent != lparent || d_unhashed(ld))
+			err = -ESTALE;
+		else if (d_is_positive(ld))
+			err = -EEXIST;	/* made there behind the union's back */
+		else if (S_ISREG(ca->mode))
+			err = unionfs_do_create(mnt, lparent, ld, ca->mode);
+		else if (S_ISDIR(ca->mode))
+			err = unionfs_do_mkdir(mnt, lparent, ld, ca->mode);
+		else if (S_ISLNK(ca->mode))
+			err = unionfs_do_symlink(mnt, lparent, ld, ca->link);
+		else
+			err = unionfs_do_mknod(mnt, lparent, ld, ca->mode,
+					       ca->rdev);
+		if (!err && d_inode(lparent) == unionfs_lower_inode(dir)) {
+			unionfs_copy_attr(dir, d_inode(lparent), mnt);
+			fsstack_copy_inode_size(dir, d_inode(lparent));
+		}
+		unionfs_unlock_parent(mnt, lparent);
+	}
+	revert_creds(old_cred);
+	if (!err) {
+		inode = unionfs_lookup_created(dentry, ld);
+		err = PTR_ERR_OR_ZERO(inode);
+		if (err) {
+			/* Made, but not shown: the name looks it up again. */
+			WRITE_ONCE(UNIONFS_D(dentry)->invalid, true);
+		} else {
+			d_instantiate(dentry, inode);
+			unionfs_rd_add(&rdt, &dentry->d_name, inode);
+		}
+	}
+	unionfs_name_changed(dentry);
+out:
+	unionfs_rd_end(&rdt, err);
+	dput(lparent);
+	unionfs_branch_write_end(br);
+	return err;
+}
+
+/*
+ * Create on the upper branch (or a writable lower one), then keep the
+ * readdir state up to date.
+ */
 static int unionfs_create_object(struct inode *dir, struct dentry *dentry,
 				 const struct unionfs_cattr *ca)
 {
 	struct super_block *sb = dir->i_sb;
 	struct dentry *parent = dentry->d_parent, *uparent;
 	struct unionfs_rd_txn rdt;
-	int err;
+	int err, k;
 
 	err = unionfs_may_write(sb);
-	if (!err)
-		err = unionfs_copy_up(parent);
+	if (err)
+		return err;
+	k = unionfs_create_part(dentry);
+	if (k >= 0) {
+		err = unionfs_create_in_place(dir, dentry, ca, k);
+		if (err != 1)
+			return err;
+	}
+	err = unionfs_copy_up(parent);
 	if (err)
 		return err;
 	uparent = unionfs_upper(parent);

@@ -379,6 +379,63 @@ other:
 	return NULL;
 }
 
+/*
+ * @dentry's object was just made on a writable lower branch, as @lower
+ * (dir.c: a new name in a directory without an upper part).  Look the
+ * name up again, as a lookup would, give the dentry that info and
+ * return its inode, numbered as a lookup numbers it, to instantiate;
+ * the caller then calls unionfs_name_changed().
+ */
+struct inode *unionfs_lookup_created(struct dentry *dentry,
+				     struct dentry *lower)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_ns_node node = {};
+	const struct unionfs_lower *top = NULL;
+	struct unionfs_dentry_info *di;
+	const struct cred *old_cred;
+	struct dentry *part = lower;
+	struct inode *inode;
+	unsigned int pb = 0;
+	u32 lower_links;
+	bool have_uino;
+	u64 ino;
+	int err;
+
+	di = unionfs_alloc_dinfo(READ_ONCE(UNIONFS_SB(sb)->nbranches));
+	if (!di)
+		return ERR_PTR(-ENOMEM);
+	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
+	err = unionfs_lookup_branches(dentry->d_parent, &dentry->d_name, di,
+				      &ino, &lower_links, &have_uino, &node);
+	unionfs_ns_node_free(&node);
+	if (!err && !di->upper_positive && di->top < di->nlower)
+		top = &di->lower[di->top];
+	if (!err && (!top || top->path.dentry != lower))
+		err = -ESTALE;	/* changed in its branch meanwhile */
+	if (!err) {
+		pb = top->bindex;
+		if (d_is_dir(lower)) {
+			pb = unionfs_dir_number_part(sb, di, pb, &part);
+			err = unionfs_uino_det(sb, pb, d_inode(part)->i_ino,
+					       &ino);
+		} else {
+			err = unionfs_ino_of(sb, pb, d_inode(lower), &ino, NULL);
+		}
+	}
+	revert_creds(old_cred);
+	inode = err ? ERR_PTR(err) :
+		      unionfs_iget(sb, ino, d_inode(lower), top->bindex);
+	if (IS_ERR(inode)) {
+		unionfs_free_dinfo(di);
+		return inode;
+	}
+	/* Until the caller instantiates it: see unionfs_name_changing(). */
+	di->changing = true;
+	unionfs_swap_dinfo(dentry, di);
+	return inode;
+}
+
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags)
 {

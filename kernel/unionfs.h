@@ -626,6 +626,8 @@ void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 /* namei.c */
 struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 			      unsigned int flags);
+struct inode *unionfs_lookup_created(struct dentry *dentry,
+				     struct dentry *lower);
 int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 		   struct inode *lower, u64 *uino, u32 *lower_links);
 void unionfs_dir_origin(struct dentry *dentry, unsigned int *bindex,

@@ -9,7 +9,10 @@
 # rename (or link) of a file open for writing in place is EBUSY (a copy
 # would leave the writer behind); mode=ro of the branch is EBUSY while
 # such a file is open, and an open for writing that comes after it
-# copies up again.  A lower branch marked =rw that is read-only is
+# copies up again.  New names go to the highest-priority writable
+# branch that has the parent: the upper one if the parent has an upper
+# part, else a writable lower one, else the upper one (the parent copied
+# up).  A lower branch marked =rw that is read-only is
 # refused with EROFS, and changes of a frozen one wait for the thaw.
 # Each is checked in the branches directly, in the
 # ODF (/ns, odfck) and as an unprivileged user.
@@ -20,7 +23,7 @@ USR=4242
 mkbranch ext4 "$(nth_disk 1)" $up
 mkbranch ext4 "$(nth_disk 2)" $l1
 mkbranch ext4 "$(nth_disk 3)" $l2
-mkdir -p $l1/d $l2/d $l1/x $l1/e $l2/e $l1/pub
+mkdir -p $l1/d $l2/d $l1/x $l1/e $l2/e $l1/pub $l1/only $l1/both $l2/both $l2/rodir
 echo a >$l1/d/a
 echo b1 >$l1/d/b
 echo b2 >$l2/d/b
@@ -165,7 +168,43 @@ rmdir $u/e || fail "rmdir e (l1 and l2)"
 [ -e $l1/e ] && fail "l1/e still there after rmdir through the union"
 [ -d $l2/e ] || fail "l2/e (read-only branch) went"
 expect_eq "union d/" "c h1 h2 m q z" "$(union_ls $u/d)"
-expect_eq "union /" "d pub" "$(union_ls $u)"
+expect_eq "union /" "both d only pub rodir" "$(union_ls $u)"
+
+# ---- new names: on the highest writable branch that has the parent ----
+echo f >$u/only/f || fail "create only/f"
+mkdir $u/only/sub || fail "mkdir only/sub"
+ln -s tgt $u/only/sl || fail "symlink only/sl"
+mkfifo $u/only/fifo || fail "mkfifo only/fifo"
+expect_tree "l1/only after creates through the union" $l1/only <<EOF
+f f
+fifo p
+sl l
+sub d
+EOF
+[ -e $up/only ] && fail "only/ was copied up to the upper branch for a create"
+expect_eq "l1/only/f" f "$(cat $l1/only/f)"
+expect_eq "l1/only/sl" tgt "$(readlink $l1/only/sl)"
+expect_eq "union only/" "f fifo sl sub" "$(union_ls $u/only)"
+ino_of=$(ino $u/only/f) ino_os=$(ino $u/only/sub)
+expect_eq "st_ino of only/f (l1's object)" "$(uino 2 "$(ino $l1/only/f)")" "$ino_of"
+expect_eq "st_ino of only/sub (l1's object)" "$(uino 2 "$(ino $l1/only/sub)")" "$ino_os"
+echo deeper >$u/only/sub/g || fail "create only/sub/g"
+expect_eq "l1/only/sub/g" deeper "$(cat $l1/only/sub/g)"
+echo n >$u/both/f || fail "create both/f"
+expect_eq "l1/both/f (l1 before l2)" n "$(cat $l1/both/f)"
+[ -e $l2/both/f ] || [ -e $up/both ] && fail "both/f went elsewhere too"
+echo n >$u/rodir/f || fail "create rodir/f"
+expect_eq "up/rodir/f (the parent only on read-only l2)" n "$(cat $up/rodir/f)"
+[ -e $l2/rodir/f ] && fail "rodir/f was made on the read-only branch"
+echo n >$u/d/newf || fail "create d/newf"
+expect_eq "up/d/newf (d has an upper part)" n "$(cat $up/d/newf)"
+[ -e $l1/d/newf ] && fail "d/newf was made on l1 though d has an upper part"
+as_user sh -c "echo u >$u/pub/byuser" || fail "user create in pub/"
+expect_eq "l1/pub/byuser owner" "$USR $USR" "$(stat -c '%u %g' $l1/pub/byuser)"
+expect_eq "O_EXCL create of an existing name" EEXIST "$(pyerr "creat('$u/only/f')")"
+rm $u/only/f || fail "rm only/f"
+expect_eq "only/ after rm only/f" "fifo sl sub" "$(union_ls $u/only)"
+[ -e $l1/only/f ] && fail "l1/only/f still there after rm"
 
 # ---- the branch's file system read-only: rm fails and writes nothing ----
 mount -o remount,ro $l1 || fail "cannot make $l1 read-only"
@@ -195,7 +234,9 @@ odf_check
 
 # ---- the same view after a new mount ----
 union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=rw:$l2=ro"
-expect_eq "union d/ after a new mount" "c h1 h2 m q z" "$(union_ls $u/d)"
+expect_eq "union d/ after a new mount" "c h1 h2 m newf q z" "$(union_ls $u/d)"
+expect_eq "union only/ after a new mount" "fifo sl sub" "$(union_ls $u/only)"
+expect_eq "st_ino of only/sub after a new mount" "$ino_os" "$(ino $u/only/sub)"
 expect_eq "st_ino of d/h1 after a new mount" "$ino_h" "$(ino $u/d/h1)"
 expect_eq "st_ino of d/m after a new mount" "$ino_m" "$(ino $u/d/m)"
 union_umount $u
