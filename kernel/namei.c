@@ -411,9 +411,15 @@ struct inode *unionfs_lookup_created(struct dentry *dentry,
 	unionfs_ns_node_free(&node);
 	if (!err && !di->upper_positive && di->top < di->nlower)
 		top = &di->lower[di->top];
-	if (!err && (!top || top->path.dentry != lower))
+	/*
+	 * The same object, maybe through another dentry (a branch that is a
+	 * union itself may have dropped the one it made).
+	 */
+	if (!err && (!top || d_inode(top->path.dentry) != d_inode(lower)))
 		err = -ESTALE;	/* changed in its branch meanwhile */
 	if (!err) {
+		lower = top->path.dentry;
+		part = lower;
 		pb = top->bindex;
 		if (d_is_dir(lower)) {
 			pb = unionfs_dir_number_part(sb, di, pb, &part);
