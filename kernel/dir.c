@@ -718,8 +718,9 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	br = in_place ? unionfs_branch(sb, unionfs_top_lower(dentry)->bindex) :
 			NULL;
 	if (br && !unionfs_branch_write_begin(br)) {
+		/* A remount is making the branch read-only, or removing it. */
+		err = READ_ONCE(br->going_ro) ? -EROFS : -ESTALE;
 		br = NULL;
-		err = -EROFS;	/* a remount is making the branch read-only */
 		goto out;
 	}
 	err = unionfs_refresh_ns(dentry);

@@ -341,7 +341,9 @@ static int unionfs_newset_leave(struct fs_context *fc,
 			continue;
 		/* Pairs with the barrier in unionfs_count_open(). */
 		smp_mb();
-		if (atomic_read(&sbi->branches[i].open_files)) {
+		/* Changes in place count as writers, not as open files. */
+		if (atomic_read(&sbi->branches[i].open_files) ||
+		    atomic_read(&sbi->branches[i].write_files)) {
 			errorfc(fc, "cannot remove branch '%s': files of it are open through the union",
 				sbi->branches[i].name);
 			unionfs_newset_leave(fc, sbi, ns, false);
