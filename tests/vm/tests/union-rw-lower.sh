@@ -229,7 +229,7 @@ union_umount $u
 
 odf_ns
 ns_has "W /d/b" "W /e"
-ns_lacks "W /d/a" "W /x" "W /x/f" "W /d/q"
+ns_lacks "W /d/a" "W /x" "W /x/f" "W /d/q" "W /only/f"
 odf_check
 
 # ---- the same view after a new mount ----
