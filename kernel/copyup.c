@@ -733,15 +733,19 @@ int unionfs_prepare_change(struct dentry *dentry, struct path *path,
 	struct mutex *copyup_lock = &UNIONFS_I(d_inode(dentry))->copyup_lock;
 	int err;
 
-	mutex_lock(copyup_lock);
-	*in_place = unionfs_change_in_place(dentry, path) &&
-		    unionfs_branch_write_begin(unionfs_path_branch(dentry));
-	if (*in_place)
-		return 0;
-	mutex_unlock(copyup_lock);
-	err = unionfs_copy_up(dentry);
-	if (err)
-		return err;
+	*in_place = false;
+	/* An upper object stays one: no lock on the usual path. */
+	if (!unionfs_upper(dentry)) {
+		mutex_lock(copyup_lock);
+		*in_place = unionfs_change_in_place(dentry, path) &&
+			    unionfs_branch_write_begin(unionfs_path_branch(dentry));
+		if (*in_place)
+			return 0;
+		mutex_unlock(copyup_lock);
+		err = unionfs_copy_up(dentry);
+		if (err)
+			return err;
+	}
 	path->mnt = unionfs_upper_mnt(dentry->d_sb);
 	path->dentry = unionfs_upper(dentry);
 	return 0;

@@ -150,7 +150,9 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	struct path real;
 	int err;
 
-	if (file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) {
+	/* An upper object stays one: no lock on the usual path. */
+	if ((file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) &&
+	    !unionfs_upper(dentry)) {
 		mutex_lock(copyup_lock);
 		in_place = unionfs_change_in_place(dentry, &real);
 		if (!in_place) {
