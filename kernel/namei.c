@@ -288,6 +288,54 @@ static unsigned int unionfs_dir_number_part(struct super_block *sb,
 }
 
 /*
+ * The union inode number of the object @real that @di shows from branch
+ * @bindex, hard-link copies aside (unionfs_lookup()): a lower-only
+ * directory is numbered after its part on the oldest branch, anything
+ * else after itself.
+ */
+static int unionfs_shown_number(struct super_block *sb,
+				const struct unionfs_dentry_info *di,
+				unsigned int bindex, struct dentry *real,
+				u64 *ino, u32 *lower_links)
+{
+	if (bindex && d_is_dir(real)) {
+		bindex = unionfs_dir_number_part(sb, di, bindex, &real);
+		return unionfs_uino_det(sb, bindex, d_inode(real)->i_ino, ino);
+	}
+	return unionfs_ino_of(sb, bindex, d_inode(real), ino, lower_links);
+}
+
+/*
+ * A new info for @name in @parent, filled as a lookup fills it (with the
+ * mounter's credentials; the node is not kept), or an ERR_PTR.
+ */
+static struct unionfs_dentry_info *
+unionfs_lookup_again(struct dentry *parent, const struct qstr *name,
+		     u64 *ino, bool *have_uino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(parent->d_sb);
+	struct unionfs_ns_node node = {};
+	struct unionfs_dentry_info *di;
+	const struct cred *old_cred;
+	u32 lower_links;
+	int err;
+
+	di = unionfs_alloc_dinfo(READ_ONCE(sbi->nbranches));
+	if (!di)
+		return ERR_PTR(-ENOMEM);
+	old_cred = override_creds(sbi->creator_cred);
+	err = unionfs_lookup_branches(parent, name, di, ino, &lower_links,
+				      have_uino, &node);
+	revert_creds(old_cred);
+	unionfs_ns_node_free(&node);
+	if (err) {
+		unionfs_free_dinfo(di);
+		return ERR_PTR(err);
+	}
+	return di;
+}
+
+/*
  * The origin a copy-up of a lower-only directory records: the part its
  * number was made of, if @dentry shows the part in *@bindex.
  */
@@ -322,27 +370,14 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_inode_info *ui = UNIONFS_I(d_inode(dentry));
 	struct unionfs_dentry_info *di;
-	const struct cred *old_cred;
 	struct dentry *real;
 	unsigned int bindex;
-	struct unionfs_ns_node node = {};
-	u32 lower_links;
 	bool have_uino, moved;
 	u64 ino;
-	int err;
 
-	di = unionfs_alloc_dinfo(READ_ONCE(UNIONFS_SB(sb)->nbranches));
-	if (!di)
-		return ERR_PTR(-ENOMEM);
-	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
-	err = unionfs_lookup_branches(parent, name, di, &ino, &lower_links,
-				      &have_uino, &node);
-	revert_creds(old_cred);
-	unionfs_ns_node_free(&node);
-	if (err) {
-		unionfs_free_dinfo(di);
-		return ERR_PTR(err);
-	}
+	di = unionfs_lookup_again(parent, name, &ino, &have_uino);
+	if (IS_ERR(di))
+		return di;
 	if (di->upper_positive) {
 		real = di->upper;
 		bindex = 0;
@@ -360,10 +395,7 @@ struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 		goto other;
 	/* A lower-only directory whose oldest part left: another number. */
 	if (bindex && d_is_dir(real)) {
-		struct dentry *part = real;
-		unsigned int pb = unionfs_dir_number_part(sb, di, bindex, &part);
-
-		if (unionfs_uino_det(sb, pb, d_inode(part)->i_ino, &ino) ||
+		if (unionfs_shown_number(sb, di, bindex, real, &ino, NULL) ||
 		    ino != d_inode(dentry)->i_ino)
 			goto other;
 		/* Its top part moved: the same directory (see above). */
@@ -390,46 +422,33 @@ struct inode *unionfs_lookup_created(struct dentry *dentry,
 				     struct dentry *lower)
 {
 	struct super_block *sb = dentry->d_sb;
-	struct unionfs_ns_node node = {};
 	const struct unionfs_lower *top = NULL;
 	struct unionfs_dentry_info *di;
 	const struct cred *old_cred;
-	struct dentry *part = lower;
 	struct inode *inode;
-	unsigned int pb = 0;
-	u32 lower_links;
 	bool have_uino;
 	u64 ino;
-	int err;
+	int err = 0;
 
-	di = unionfs_alloc_dinfo(READ_ONCE(UNIONFS_SB(sb)->nbranches));
-	if (!di)
-		return ERR_PTR(-ENOMEM);
-	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
-	err = unionfs_lookup_branches(dentry->d_parent, &dentry->d_name, di,
-				      &ino, &lower_links, &have_uino, &node);
-	unionfs_ns_node_free(&node);
-	if (!err && !di->upper_positive && di->top < di->nlower)
+	di = unionfs_lookup_again(dentry->d_parent, &dentry->d_name, &ino,
+				  &have_uino);
+	if (IS_ERR(di))
+		return ERR_CAST(di);
+	if (!di->upper_positive && di->top < di->nlower)
 		top = &di->lower[di->top];
 	/*
 	 * The same object, maybe through another dentry (a branch that is a
 	 * union itself may have dropped the one it made).
 	 */
-	if (!err && (!top || d_inode(top->path.dentry) != d_inode(lower)))
+	if (!top || d_inode(top->path.dentry) != d_inode(lower))
 		err = -ESTALE;	/* changed in its branch meanwhile */
 	if (!err) {
 		lower = top->path.dentry;
-		part = lower;
-		pb = top->bindex;
-		if (d_is_dir(lower)) {
-			pb = unionfs_dir_number_part(sb, di, pb, &part);
-			err = unionfs_uino_det(sb, pb, d_inode(part)->i_ino,
-					       &ino);
-		} else {
-			err = unionfs_ino_of(sb, pb, d_inode(lower), &ino, NULL);
-		}
+		old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
+		err = unionfs_shown_number(sb, di, top->bindex, lower, &ino,
+					   NULL);
+		revert_creds(old_cred);
 	}
-	revert_creds(old_cred);
 	inode = err ? ERR_PTR(err) :
 		      unionfs_iget(sb, ino, d_inode(lower), top->bindex);
 	if (IS_ERR(inode)) {
@@ -497,17 +516,8 @@ struct dentry *unionfs_lookup(struct inode *dir, struct dentry *dentry,
 				goto iget;
 			}
 		}
-		if (bindex && d_is_dir(real.dentry)) {
-			struct dentry *part = real.dentry;
-			unsigned int pb;
-
-			pb = unionfs_dir_number_part(sb, di, bindex, &part);
-			err = unionfs_uino_det(sb, pb, d_inode(part)->i_ino,
-					       &ino);
-		} else {
-			err = unionfs_ino_of(sb, bindex, d_inode(real.dentry),
-					     &ino, &lower_links);
-		}
+		err = unionfs_shown_number(sb, di, bindex, real.dentry, &ino,
+					   &lower_links);
 		if (err)
 			goto out_free;
 iget:
