@@ -107,6 +107,12 @@ int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
 
 	if (!br)
 		return 0;
+	if (delta < 0)
+		/*
+		 * A mapping made with the file is in the table before the
+		 * close counts: pairs with the smp_rmb() of remount.c.
+		 */
+		smp_mb__before_atomic();
 	atomic_add(delta, &br->open_files);
 	if (writer)
 		atomic_add(delta, &br->write_files);
@@ -126,6 +132,132 @@ int unionfs_count_real_open(struct super_block *sb, struct file *realfile,
 	if (writer)
 		atomic_dec(&br->write_files);
 	return err;
+}
+
+/*
+ * A mapping outlives the union file it was made with and is not counted
+ * by it: the vma holds the branch's file (unionfs_real_mmap()).  So a
+ * lower branch's inode mapped through the union is kept in a table, for
+ * del= and mode=ro to see while it is mapped.  What a mapping the union
+ * did not make (one of the branch file itself) does to the verdict is
+ * not told apart: an inode the union mapped once counts while any
+ * mapping of it is left.
+ *
+ * The vma joins the inode's mapping only after ->mmap() returns, so an
+ * entry is not dropped in the generation it was mapped in: the look for
+ * unmapped entries (at a remount, and when a union file closes after
+ * the table doubled) drops those mapped no more that were not mapped
+ * since the look before.  An unmapped inode stays held until then: a
+ * file removed meanwhile gives its space back later (at unmount at the
+ * latest).
+ */
+struct unionfs_mapped {
+	struct hlist_node hash;
+	struct inode *inode;		/* held */
+	struct unionfs_branch *br;
+	unsigned int gen;		/* the look it was last mapped before */
+	bool writer;			/* a shared mapping that may write */
+};
+
+/* Forget the inodes mapped no more (see above); every one if @all. */
+void unionfs_mapped_prune(struct unionfs_sb_info *sbi, bool all)
+{
+	struct unionfs_mapped *m;
+	struct hlist_node *tmp;
+	HLIST_HEAD(dead);
+	unsigned int bkt;
+
+	spin_lock(&sbi->mapped_lock);
+	hash_for_each_safe(sbi->mapped, bkt, tmp, m, hash) {
+		if (!all && (m->gen == sbi->mapped_gen ||
+			     mapping_mapped(m->inode->i_mapping)))
+			continue;
+		hash_del(&m->hash);
+		hlist_add_head(&m->hash, &dead);
+		sbi->nmapped--;
+	}
+	sbi->mapped_gen++;
+	sbi->mapped_prune_at = max(2 * sbi->nmapped, 64U);
+	WRITE_ONCE(sbi->mapped_prune_due, false);
+	spin_unlock(&sbi->mapped_lock);
+	hlist_for_each_entry_safe(m, tmp, &dead, hash) {
+		iput(m->inode);
+		kfree(m);
+	}
+}
+
+/*
+ * Is an inode of @br still mapped through the union (by a shared
+ * mapping that may write, if @writers)?  The caller made the branch
+ * refuse new opens (leaving, going_ro) and found none open (for
+ * writing): a mapping (a writable one) needs one to be made, so none
+ * of @br is being made now.
+ */
+bool unionfs_branch_mapped(struct unionfs_sb_info *sbi,
+			   const struct unionfs_branch *br, bool writers)
+{
+	struct unionfs_mapped *m;
+	unsigned int bkt;
+	bool busy = false;
+
+	spin_lock(&sbi->mapped_lock);
+	hash_for_each(sbi->mapped, bkt, m, hash) {
+		if (m->br != br)
+			continue;
+		if (!writers)
+			busy |= mapping_mapped(m->inode->i_mapping);
+		else if (m->writer)
+			busy |= mapping_writably_mapped(m->inode->i_mapping);
+	}
+	spin_unlock(&sbi->mapped_lock);
+	return busy;
+}
+
+static int unionfs_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct super_block *sb = file_inode(file)->i_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	struct file *realfile = unionfs_real_file(file);
+	bool writer = (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) ==
+		      (VM_SHARED | VM_MAYWRITE);
+	struct unionfs_branch *br = unionfs_file_branch(sb, realfile);
+	struct unionfs_mapped *m, *new;
+	struct inode *mapped;
+	int err;
+
+	/* The upper branch can be neither removed nor made read-only. */
+	if (!br || br == &sbi->branches[0])
+		return unionfs_real_mmap(file, vma);
+	new = kmalloc(sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return -ENOMEM;
+	err = unionfs_real_mmap(file, vma);
+	if (err) {
+		kfree(new);
+		return err;
+	}
+	/* A stacked branch may have passed it on to its own branch's file. */
+	mapped = file_inode(vma->vm_file);
+	spin_lock(&sbi->mapped_lock);
+	hash_for_each_possible(sbi->mapped, m, hash, (unsigned long)mapped)
+		if (m->inode == mapped && m->br == br)
+			break;
+	if (!m) {
+		ihold(mapped);
+		m = new;
+		new = NULL;
+		m->inode = mapped;
+		m->br = br;
+		m->writer = false;
+		hash_add(sbi->mapped, &m->hash, (unsigned long)mapped);
+		if (++sbi->nmapped > sbi->mapped_prune_at)
+			WRITE_ONCE(sbi->mapped_prune_due, true);
+	}
+	m->writer |= writer;
+	m->gen = sbi->mapped_gen;
+	spin_unlock(&sbi->mapped_lock);
+	kfree(new);
+	return 0;
 }
 
 static int unionfs_count_open(struct file *file, int delta)
@@ -214,8 +346,13 @@ int unionfs_open_on(struct file *file, struct file *realfile)
 
 static int unionfs_release(struct inode *inode, struct file *file)
 {
+	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+
 	unionfs_count_open(file, -1);
 	fput(unionfs_real_file(file));
+	/* Here, not in ->mmap(): no mmap_lock held for an iput(). */
+	if (READ_ONCE(sbi->mapped_prune_due))
+		unionfs_mapped_prune(sbi, false);
 	return 0;
 }
 
@@ -344,7 +481,7 @@ const struct file_operations unionfs_file_fops = {
 	.fallocate	= unionfs_fallocate,
 	.copy_file_range = unionfs_copy_file_range,
 	.splice_write	= unionfs_real_splice_write,
-	.mmap		= unionfs_real_mmap,
+	.mmap		= unionfs_mmap,
 	.fsync		= unionfs_fsync,
 	.fadvise	= unionfs_fadvise,
 	.splice_read	= unionfs_real_splice_read,

@@ -15,8 +15,8 @@
  *    object it takes the new info in place and stays hashed, so mounts
  *    on it stay (unionfs_d_refresh()); where not, it is dropped.  An
  *    open file keeps its dentry and real file.  del= is EBUSY while a
- *    file of that branch is open through the union, so no I/O goes to
- *    a removed branch.
+ *    file of that branch is open or mapped through the union, so no
+ *    I/O goes to a removed branch.
  * Union inode numbers come from branch ids and branch inode numbers
  * (section 4), whiteouts and redirects are keyed by union directory,
  * readdir states are stamped per branch id: all stay valid.  A merged
@@ -28,7 +28,8 @@
  *
  * A lower branch may be writable (mode=, add=, dirs=): its objects are
  * changed in place; making it read-only again is EBUSY while a file of
- * it is open for writing through the union.
+ * it is open for writing, or mapped shared and writable, through the
+ * union.
  *
  * Not yet (issue 11): a new first branch (rotating the writable branch),
  * refused with a clear line.
@@ -292,6 +293,7 @@ static int unionfs_newset_going_ro(struct fs_context *fc,
 				   struct unionfs_newset *ns, bool on)
 {
 	unsigned int i;
+	bool busy;
 
 	for (i = 1; i < sbi->nbranches; i++) {
 		struct unionfs_branch *br = &sbi->branches[i];
@@ -306,8 +308,11 @@ static int unionfs_newset_going_ro(struct fs_context *fc,
 		WRITE_ONCE(br->going_ro, true);
 		/* Pairs with the barrier in unionfs_count_real_open(). */
 		smp_mb();
-		if (atomic_read(&br->write_files)) {
-			errorfc(fc, "cannot make branch '%s' read-only: files of it are open for writing, or being changed, through the union",
+		busy = atomic_read(&br->write_files);
+		/* Pairs with the barrier in unionfs_count_real_open(). */
+		smp_rmb();
+		if (busy || unionfs_branch_mapped(sbi, br, true)) {
+			errorfc(fc, "cannot make branch '%s' read-only: files of it are open for writing, mapped shared and writable, or being changed, through the union",
 				br->name);
 			unionfs_newset_going_ro(fc, sbi, ns, false);
 			return -EBUSY;
@@ -328,6 +333,7 @@ static int unionfs_newset_leave(struct fs_context *fc,
 {
 	const struct unionfs_order *o = &ns->order;
 	unsigned int i, k;
+	bool busy;
 
 	for (i = 0; i < sbi->nbranches; i++) {
 		if (sbi->branches[i].gone)
@@ -342,9 +348,13 @@ static int unionfs_newset_leave(struct fs_context *fc,
 		/* Pairs with the barrier in unionfs_count_open(). */
 		smp_mb();
 		/* Changes in place count as writers, not as open files. */
-		if (atomic_read(&sbi->branches[i].open_files) ||
-		    atomic_read(&sbi->branches[i].write_files)) {
-			errorfc(fc, "cannot remove branch '%s': files of it are open through the union",
+		busy = atomic_read(&sbi->branches[i].open_files) ||
+		       atomic_read(&sbi->branches[i].write_files);
+		/* Pairs with the barrier in unionfs_count_real_open(). */
+		smp_rmb();
+		if (busy ||
+		    unionfs_branch_mapped(sbi, &sbi->branches[i], false)) {
+			errorfc(fc, "cannot remove branch '%s': files of it are open or mapped through the union",
 				sbi->branches[i].name);
 			unionfs_newset_leave(fc, sbi, ns, false);
 			return -EBUSY;
@@ -412,6 +422,7 @@ int unionfs_remount_branches(struct fs_context *fc, struct super_block *sb)
 	unsigned int i;
 	int err;
 
+	unionfs_mapped_prune(sbi, false);	/* a look at every remount */
 	if (opts->odf && strcmp(opts->odf, sbi->odf_name))
 		return invalfc(fc, "odf= cannot be changed by remount");
 	if (!opts->nbranches && !opts->nops)

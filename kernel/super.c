@@ -36,6 +36,7 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 
 	if (!sbi)
 		return;
+	unionfs_mapped_prune(sbi, true);	/* the branch inodes it holds */
 	for (i = 0; i < sbi->nbranches; i++)
 		unionfs_put_branch(&sbi->branches[i]);
 	kfree(sbi->branches);
@@ -333,6 +334,8 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	atomic64_set(&sbi->ns_seq, 1);	/* 0 in an inode: nothing cached */
 	mutex_init(&sbi->imap_change);
 	init_rwsem(&sbi->imap_lock);
+	spin_lock_init(&sbi->mapped_lock);
+	sbi->mapped_prune_at = 64;
 	unionfs_stats_add(sb);	/* counts the recovery below too */
 	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);
 	sbi->udba_none = opts->udba == UNIONFS_UDBA_NONE;

@@ -11,6 +11,7 @@
 
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/hashtable.h>
 #include <linux/mutex.h>
 #include <linux/path.h>
 #include <linux/seqlock.h>
@@ -162,6 +163,20 @@ struct unionfs_sb_info {
 	unsigned int imap_filter_shift;
 	u64 reclaim_seq;	/* names of reclaim entries made this session */
 	const struct cred *creator_cred;	/* for work on the branches */
+	/*
+	 * Lower branches' inodes mapped through the union (file.c): a
+	 * mapping outlives the file it was made with, and del= or mode=ro
+	 * must still see it.  One entry per inode and branch, holding the
+	 * inode; dropped once it is mapped no more, looked for at every
+	 * remount, when a union file closes after the table doubled, and
+	 * at unmount.
+	 */
+	spinlock_t mapped_lock;
+	DECLARE_HASHTABLE(mapped, 6);
+	unsigned int nmapped;		/* entries in @mapped */
+	unsigned int mapped_gen;	/* looks for unmapped entries so far */
+	unsigned int mapped_prune_at;	/* look again past this many */
+	bool mapped_prune_due;
 };
 
 /* May the ODF be written: a rw session that remount,ro has not paused. */
@@ -695,6 +710,9 @@ bool unionfs_branch_write_begin(struct unionfs_branch *br);
 void unionfs_branch_write_end(struct unionfs_branch *br);
 struct unionfs_branch *unionfs_file_branch(struct super_block *sb,
 					   struct file *realfile);
+void unionfs_mapped_prune(struct unionfs_sb_info *sbi, bool all);
+bool unionfs_branch_mapped(struct unionfs_sb_info *sbi,
+			   const struct unionfs_branch *br, bool writers);
 
 /* readdir.c: directory files; the merged listing, streamed */
 extern const struct file_operations unionfs_dir_fops;

@@ -17,7 +17,7 @@
 #                image (run.sh --disk): never wiped
 
 # A kernel log line matching this fails the test that produced it.
-KLOG_BAD='WARNING:|BUG:|Oops|general protection fault|KASAN|UBSAN|'\
+KLOG_BAD='WARNING:|BUG:|Oops|Busy inodes|general protection fault|KASAN|UBSAN|'\
 'possible circular locking|inconsistent lock state|possible recursive locking|'\
 'suspicious RCU usage|rcu_sched self-detected stall|rcu: INFO:|detected stalls|'\
 'blocked for more than|hung_task|Kernel panic|kernel BUG|refcount_t:|'\

@@ -139,7 +139,7 @@ expect_eq "link of d/h1 while open for writing" EBUSY "$(pyerr "os.link('$u/d/h1
 klog_mark
 expect_eq "mode=ro of l1 while d/h1 is open for writing" EBUSY \
 	"$(sysmount remount $u none "mode=$l1=ro")"
-klog_new | grep -q "unionfs: cannot make branch '$l1' read-only: files of it are open for writing, or being changed, through the union" ||
+klog_new | grep -q "unionfs: cannot make branch '$l1' read-only: files of it are open for writing" ||
 	fail "mode=$l1=ro: no log line: $(klog_new | grep unionfs:)"
 echo fd >&3
 exec 3>&-
