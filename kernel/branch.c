@@ -44,11 +44,16 @@ void unionfs_unlock_parent(struct vfsmount *mnt, struct dentry *dir)
 struct dentry *unionfs_lock_rename(struct vfsmount *mnt, struct dentry *d1,
 				   struct dentry *d2)
 {
+	struct dentry *trap;
 	int err = mnt_want_write(mnt);
 
 	if (err)
 		return ERR_PTR(err);
-	return lock_rename(d1, d2);
+	trap = lock_rename(d1, d2);
+	/* 6.7 on: EXDEV when the two have no common ancestor (any more). */
+	if (IS_ERR(trap))
+		mnt_drop_write(mnt);
+	return trap;
 }
 
 void unionfs_unlock_rename(struct vfsmount *mnt, struct dentry *d1,

@@ -83,6 +83,20 @@ static void unionfs_dir_changed(struct inode *dir, struct dentry *uparent)
 }
 
 /*
+ * A union directory after a change of its part @ldir on a writable lower
+ * branch: its attributes follow that part if it is its top one (a
+ * directory's attributes are its top part's: unionfs_getattr()).
+ */
+static void unionfs_lower_dir_changed(struct inode *dir, struct dentry *ldir,
+				      struct vfsmount *mnt)
+{
+	if (d_inode(ldir) == unionfs_lower_inode(dir)) {
+		unionfs_copy_attr(dir, d_inode(ldir), mnt);
+		fsstack_copy_inode_size(dir, d_inode(ldir));
+	}
+}
+
+/*
  * The union link count of a non-directory after one of its names went:
  * a copied object counts its upper links plus the lower names that still
  * show it; a lower object loses the name (never below zero: names may
@@ -291,10 +305,8 @@ static int unionfs_create_in_place(struct inode *dir, struct dentry *dentry,
 		else
 			err = unionfs_do_mknod(mnt, lparent, ld, ca->mode,
 					       ca->rdev);
-		if (!err && d_inode(lparent) == unionfs_lower_inode(dir)) {
-			unionfs_copy_attr(dir, d_inode(lparent), mnt);
-			fsstack_copy_inode_size(dir, d_inode(lparent));
-		}
+		if (!err)
+			unionfs_lower_dir_changed(dir, lparent, mnt);
 		unionfs_unlock_parent(mnt, lparent);
 	}
 	revert_creds(old_cred);
@@ -381,6 +393,103 @@ static int unionfs_symlink(unionfs_idmap_t *idmap, struct inode *dir,
 	return unionfs_create_object(dir, dentry, &ca);
 }
 
+/*
+ * link(2) of an object changed in place on a writable lower branch, to a
+ * name that would be made on that branch (unionfs_create_part(): its
+ * directory has no upper part, so no node and no whiteout there): the
+ * link is made on that branch, nothing is copied up, and the new name
+ * shows the same union inode.  1: not so, the caller copies up.
+ */
+static int unionfs_link_in_place(struct dentry *old, struct inode *dir,
+				 struct dentry *new)
+{
+	struct super_block *sb = dir->i_sb;
+	struct mutex *copyup_lock = &UNIONFS_I(d_inode(old))->copyup_lock;
+	const struct unionfs_lower *l;
+	struct unionfs_branch *br;
+	struct dentry *nd, *lparent;
+	struct unionfs_rd_txn rdt;
+	const struct cred *old_cred;
+	struct inode *inode;
+	struct path lower;
+	int k, err;
+
+	if (unionfs_upper(old))
+		return 1;
+	/* No copy-up of @old meanwhile: see unionfs_remove_name(). */
+	mutex_lock(copyup_lock);
+	k = unionfs_create_part(new);
+	if (!unionfs_change_in_place(old, &lower) || k < 0 ||
+	    UNIONFS_D(new)->lower[k].bindex != unionfs_top_lower(old)->bindex) {
+		mutex_unlock(copyup_lock);
+		return 1;
+	}
+	br = unionfs_branch(sb, UNIONFS_D(new)->lower[k].bindex);
+	if (!unionfs_branch_write_begin(br)) {
+		mutex_unlock(copyup_lock);
+		return 1;	/* being made read-only: the upper branch */
+	}
+	l = &UNIONFS_D(new)->lower[k];
+	nd = l->path.dentry;
+	lparent = dget_parent(nd);
+	if (!d_inode(lparent)->i_op->link) {
+		/* No hard links there (vfat): on the upper branch. */
+		err = 1;
+		goto out_put;
+	}
+	unionfs_rd_begin(&rdt, new->d_parent, 0);
+	old_cred = unionfs_override_creds(sb);
+	unionfs_name_changing(new);
+	err = -ESTALE;
+	if (lparent == l->parent)
+		err = unionfs_lock_parent(lower.mnt, lparent);
+	if (!err) {
+		if (nd->d_parent != lparent || d_unhashed(nd))
+			err = -ESTALE;
+		else if (d_is_positive(nd))
+			err = -EEXIST;	/* made there behind the union's back */
+		else
+			err = unionfs_do_link(lower.mnt, lower.dentry, lparent,
+					      nd);
+		if (err == -EEXIST)
+			WRITE_ONCE(UNIONFS_D(new)->invalid, true);
+		if (!err)
+			unionfs_lower_dir_changed(dir, lparent, lower.mnt);
+		unionfs_unlock_parent(lower.mnt, lparent);
+	}
+	revert_creds(old_cred);
+	if (!err) {
+		struct inode *real = d_inode(lower.dentry);
+
+		inode = unionfs_lookup_created(new, lower.dentry);
+		if (!IS_ERR(inode) && inode != d_inode(old)) {
+			iput(inode);	/* not the union inode of @old */
+			inode = ERR_PTR(-ESTALE);
+		}
+		if (IS_ERR(inode)) {
+			/*
+			 * Linked, but not shown: the name looks it up again,
+			 * and the listing's state is left to reconcile.
+			 */
+			WRITE_ONCE(UNIONFS_D(new)->invalid, true);
+			d_drop(new);
+		} else {
+			set_nlink(inode, real->i_nlink);
+			unionfs_set_inode_ctime(inode, unionfs_inode_ctime(real));
+			d_instantiate(new, inode);
+			unionfs_rd_add(&rdt, &new->d_name, inode);
+		}
+	}
+	unionfs_name_changed(new);
+	unionfs_rd_end(&rdt, err ? err : PTR_ERR_OR_ZERO(inode));
+out_put:
+	dput(lparent);
+	unionfs_branch_write_end(br);
+	mutex_unlock(copyup_lock);
+	/* Two file systems in one branch (or quota projects): copy up. */
+	return err == -EXDEV ? 1 : err;
+}
+
 static int unionfs_link(struct dentry *old, struct inode *dir,
 			struct dentry *new)
 {
@@ -395,7 +504,10 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 
 	err = unionfs_may_write(sb);
 	if (!err)
-		err = unionfs_copy_up(old);
+		err = unionfs_link_in_place(old, dir, new);
+	if (err <= 0)
+		return err;
+	err = unionfs_copy_up(old);
 	if (!err)
 		err = unionfs_copy_up(new->d_parent);
 	if (err)
@@ -875,6 +987,83 @@ out_unlock:
 	return err;
 }
 
+/*
+ * May @old be renamed to @new in place, on the writable lower branch its
+ * object is on (unionfs(5), "Several writable branches")?  When it is a
+ * non-directory changed in place there, neither name needs a whiteout
+ * (no other branch has either name, no node says one is hidden), and
+ * @new would be made on that branch (its parent has no upper part, and
+ * that branch is its highest writable part); a name there is replaced
+ * only if it is such an object too.  Then nothing on the ODF changes:
+ * the object keeps its number (its branch's id and inode number).
+ * @lower gets @old's object, @k the index of @new's entry for that
+ * branch.
+ */
+static bool unionfs_rename_in_place(struct dentry *old, struct dentry *new,
+				    unsigned int flags, struct path *lower,
+				    int *k)
+{
+	struct path nl;
+
+	if ((flags & RENAME_EXCHANGE) || d_is_dir(old) ||
+	    !unionfs_change_in_place(old, lower) ||
+	    unionfs_needs_whiteout(old, true))
+		return false;
+	*k = unionfs_create_part(new);
+	if (*k < 0 || UNIONFS_D(new)->lower[*k].bindex !=
+		      unionfs_top_lower(old)->bindex)
+		return false;
+	if (d_really_is_negative(new))
+		return !(UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT);
+	return !d_is_dir(new) && unionfs_change_in_place(new, &nl) &&
+	       nl.dentry == UNIONFS_D(new)->lower[*k].path.dentry &&
+	       !unionfs_needs_whiteout(new, true);
+}
+
+/*
+ * The rename in place (unionfs_rename_in_place()): both names' branch
+ * dentries must still be where the lookups found them (ESTALE, which
+ * makes the VFS look up and try again, if the branch changed since).
+ */
+static int unionfs_rename_lower(struct dentry *old, struct dentry *new,
+				const struct path *lower, int k,
+				unsigned int flags)
+{
+	const struct unionfs_lower *nl = &UNIONFS_D(new)->lower[k];
+	struct vfsmount *mnt = lower->mnt;
+	struct dentry *od = dget(lower->dentry), *nd = dget(nl->path.dentry);
+	struct dentry *odir = dget_parent(od), *ndir = dget_parent(nd);
+	struct dentry *trap;
+	int err = -ESTALE;
+
+	if (odir != unionfs_top_lower(old)->parent || ndir != nl->parent)
+		goto out;
+	trap = unionfs_lock_rename(mnt, ndir, odir);
+	err = PTR_ERR_OR_ZERO(trap);
+	if (err)
+		goto out;
+	err = -ESTALE;
+	if (od->d_parent == odir && nd->d_parent == ndir &&
+	    !d_unhashed(od) && !d_unhashed(nd) && od != trap && nd != trap &&
+	    d_is_positive(nd) == d_really_is_positive(new))
+		/* The target was checked under the lock: NOREPLACE is kept. */
+		err = unionfs_do_rename(mnt, odir, od, ndir, nd,
+					flags & ~RENAME_NOREPLACE);
+	if (!err) {
+		unionfs_lower_dir_changed(d_inode(old->d_parent), odir, mnt);
+		if (ndir != odir)
+			unionfs_lower_dir_changed(d_inode(new->d_parent), ndir,
+						  mnt);
+	}
+	unionfs_unlock_rename(mnt, ndir, odir);
+out:
+	dput(odir);
+	dput(ndir);
+	dput(od);
+	dput(nd);
+	return err;
+}
+
 /* Make the upper rename durable: both parents' entries (section 9). */
 static int unionfs_rename_sync_upper(struct dentry *old, struct dentry *new)
 {
@@ -911,11 +1100,13 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	bool new_is_dir = d_really_is_positive(new) && d_is_dir(new);
 	struct inode *new_inode = d_inode(new), *inode = d_inode(old);
 	bool old_whiteout, new_whiteout, new_has_upper, intent = false;
-	bool odf_steps;
+	bool odf_steps, in_place, may_in_place = true, retry = false;
 	struct unionfs_rd_txn rdt_old, rdt_new;
+	struct unionfs_branch *br = NULL;
 	const struct cred *old_cred;
+	struct path lower;
 	u64 seq = 0;
-	int err;
+	int err, k;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
@@ -927,15 +1118,20 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		if (err)
 			return err;
 	}
-	err = unionfs_copy_up(old);
-	if (!err && exchange)
-		err = unionfs_copy_up(new);
-	if (!err)
-		err = unionfs_copy_up(new->d_parent);
-	if (!err && new_inode && !exchange && !new_is_dir)
-		err = unionfs_copy_up_other_name(new);
-	if (err)
-		return err;
+again:
+	in_place = may_in_place &&
+		   unionfs_rename_in_place(old, new, flags, &lower, &k);
+	if (!in_place) {
+		err = unionfs_copy_up(old);
+		if (!err && exchange)
+			err = unionfs_copy_up(new);
+		if (!err)
+			err = unionfs_copy_up(new->d_parent);
+		if (!err && new_inode && !exchange && !new_is_dir)
+			err = unionfs_copy_up_other_name(new);
+		if (err)
+			return err;
+	}
 
 	/* No copy-up of either name from here on (see unionfs_remove_name). */
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
@@ -953,6 +1149,33 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		err = unionfs_refresh_ns(new);
 	if (err)
 		goto out;
+	if (in_place) {
+		/*
+		 * Still so under the locks?  Else (a link copied the file up
+		 * meanwhile, a remount made the branch read-only) start
+		 * again the other way.
+		 */
+		in_place = unionfs_rename_in_place(old, new, flags, &lower,
+						   &k);
+		br = in_place ? unionfs_branch(sb, unionfs_top_lower(old)->bindex) :
+				NULL;
+		if (!br || !unionfs_branch_write_begin(br)) {
+			br = NULL;
+			may_in_place = false;
+			retry = true;
+			err = -EAGAIN;	/* nothing done: the states keep */
+			goto out;
+		}
+		err = unionfs_rename_lower(old, new, &lower, k, flags);
+		if (err == -EXDEV) {
+			/* Two file systems in one branch: the copy-up way. */
+			may_in_place = false;
+			retry = true;
+		}
+		if (err)
+			goto out;
+		goto renamed;
+	}
 	old_whiteout = !exchange && unionfs_needs_whiteout(old, false);
 	new_whiteout = !exchange &&
 		       (UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT);
@@ -1013,6 +1236,7 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 		goto out;
 	}
 
+renamed:
 	if (new_inode && !exchange) {
 		WRITE_ONCE(UNIONFS_D(new)->removed, true);
 		if (new_is_dir)
@@ -1037,6 +1261,9 @@ static int unionfs_rename(unionfs_idmap_t *idmap, struct inode *old_dir,
 	unionfs_rd_add(new->d_parent != old->d_parent ? &rdt_new : &rdt_old,
 		       &new->d_name, d_inode(old));
 out:
+	if (br)
+		unionfs_branch_write_end(br);
+	br = NULL;	/* a retry takes the copy-up way */
 	revert_creds(old_cred);
 	if (new->d_parent != old->d_parent)
 		unionfs_rd_end(&rdt_new, err);
@@ -1044,6 +1271,10 @@ out:
 	if (new_inode)
 		mutex_unlock(&UNIONFS_I(new_inode)->copyup_lock);
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	if (retry) {
+		retry = false;
+		goto again;
+	}
 	if (!err && new_inode && new_is_dir && !exchange)
 		unionfs_rd_drop(new);
 	return err;

@@ -337,14 +337,21 @@ def make_rwlower(rounds):
     logged file system) and the read-only one start with."""
     for r in range(rounds):
         l, o = os.path.join(UP, "l", "r%d" % r), os.path.join(LO, "r%d" % r)
-        for d in ("e", "x", "dst"):
+        for d in ("e", "x", "dst", "m"):
             os.makedirs(os.path.join(l, d), exist_ok=True)
         for d in ("e", "dst"):
             os.makedirs(os.path.join(o, d), exist_ok=True)
-        for f in ("a", "b", "c", "g", "k", "t", "x/f"):
+        for f in ("a", "b", "c", "g", "k", "t", "x/f", "m/log", "m/old"):
             wfile(os.path.join(l, f), b"%s of round %d on the rw lower\n" % (f.encode(), r) * 50)
         for f in ("b", "g", "k", "dst/y"):
             wfile(os.path.join(o, f), b"%s of round %d on the ro lower\n" % (f.encode(), r))
+
+
+def in_place(_, r, d):
+    """After an operation made in place: round r's directory d has no
+    upper part (the upper branch is directory u of the logged fs)."""
+    if os.path.exists(os.path.join(UP, "u", "r%d" % r, d)):
+        raise AssertionError("r%d/%s was copied up: not in place" % (r, d))
 
 
 def ops_rwlower(r):
@@ -373,6 +380,13 @@ def ops_rwlower(r):
         ("sync", lambda: os.sync(), "sync"),
         ("rename rw-lower g into dst (copied up)", lambda: os.rename(P("g"), P("dst/g")), None),
         ("create b over its whiteout", lambda: wfile(P("b"), b"new b\n"), None),
+        # m has no upper part and its names are on no other branch: the
+        # renames are made in the branch (9.5, "In place").
+        ("rename rw-lower m/log to m/log.1 (in place)",
+         lambda: in_place(os.rename(P("m/log"), P("m/log.1")), r, "m"), None),
+        ("list m", lambda: ls("m"), None),
+        ("rename rw-lower m/log.1 over m/old (in place)",
+         lambda: in_place(os.rename(P("m/log.1"), P("m/old")), r, "m"), None),
         ("truncate rw-lower t and fsync it",
          lambda: wfile(P("t"), b"short t\n", fsync=True), ("fsync", "t")),
         ("list ., dst", lambda: ls(".", "dst"), None),

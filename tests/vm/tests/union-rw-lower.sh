@@ -6,8 +6,11 @@
 # an object of a read-only branch is still copied up to the upper
 # branch.  Unlink and rmdir of a name shown from a writable lower branch
 # remove it there, and white out only copies on other branches.  A
-# rename (or link) of a file open for writing in place is EBUSY (a copy
-# would leave the writer behind); mode=ro of the branch is EBUSY while
+# rename or link to a name that would be made on that branch too, with
+# no whiteout needed, is made there (log rotation while the program
+# writes); otherwise the file is copied up, and if it is open for
+# writing that is EBUSY (a copy would leave the writer behind); mode=ro
+# of the branch is EBUSY while
 # such a file is open, and an open for writing that comes after it
 # copies up again.  New names go to the highest-priority writable
 # branch that has the parent: the upper one if the parent has an upper
@@ -24,6 +27,11 @@ mkbranch ext4 "$(nth_disk 1)" $up
 mkbranch ext4 "$(nth_disk 2)" $l1
 mkbranch ext4 "$(nth_disk 3)" $l2
 mkdir -p $l1/d $l2/d $l1/x $l1/e $l2/e $l1/pub $l1/only $l1/both $l2/both $l2/rodir
+mkdir -p $l1/logs $l1/logs2 $l1/rot $l2/rot
+echo l >$l1/logs/app.log
+echo x >$l1/logs/x
+echo r1 >$l1/rot/dup
+echo r2 >$l2/rot/dup
 echo a >$l1/d/a
 echo b1 >$l1/d/b
 echo b2 >$l2/d/b
@@ -168,7 +176,7 @@ rmdir $u/e || fail "rmdir e (l1 and l2)"
 [ -e $l1/e ] && fail "l1/e still there after rmdir through the union"
 [ -d $l2/e ] || fail "l2/e (read-only branch) went"
 expect_eq "union d/" "c h1 h2 m q z" "$(union_ls $u/d)"
-expect_eq "union /" "both d only pub rodir" "$(union_ls $u)"
+expect_eq "union /" "both d logs logs2 only pub rodir rot" "$(union_ls $u)"
 
 # ---- new names: on the highest writable branch that has the parent ----
 echo f >$u/only/f || fail "create only/f"
@@ -206,6 +214,58 @@ rm $u/only/f || fail "rm only/f"
 expect_eq "only/ after rm only/f" "fifo sl sub" "$(union_ls $u/only)"
 [ -e $l1/only/f ] && fail "l1/only/f still there after rm"
 
+# ---- rename in place: log rotation while the program writes ----
+# A non-directory of a writable lower branch whose names need no
+# whiteout, renamed within that branch's directories that have no upper
+# part, is renamed there: no copy-up, a writer keeps writing the file.
+ino_log=$(ino $u/logs/app.log)
+exec 3>>$u/logs/app.log || fail "open logs/app.log for appending"
+echo one >&3
+mv $u/logs/app.log $u/logs/app.log.1 || fail "rename logs/app.log while a program writes it"
+echo two >&3
+exec 3>&-
+expect_eq "l1/logs/app.log.1 (renamed in place; the writer followed it)" "l
+one
+two" "$(cat $l1/logs/app.log.1)"
+[ -e $l1/logs/app.log ] && fail "l1/logs/app.log still there after the rename"
+[ -e $up/logs ] && fail "logs/ was copied up for a rename in place"
+expect_eq "st_ino of logs/app.log.1 (the same object)" "$ino_log" "$(ino $u/logs/app.log.1)"
+echo new >$u/logs/app.log || fail "create logs/app.log again"
+expect_eq "l1/logs/app.log made again in place" new "$(cat $l1/logs/app.log)"
+ino_new=$(ino $u/logs/app.log)
+mv $u/logs/app.log $u/logs/app.log.1 || fail "rename logs/app.log over logs/app.log.1"
+expect_eq "l1/logs/app.log.1 replaced in place" new "$(cat $l1/logs/app.log.1)"
+expect_eq "st_ino of logs/app.log.1 after the replacing rename" "$ino_new" "$(ino $u/logs/app.log.1)"
+expect_eq "union logs/ after the renames" "app.log.1 x" "$(union_ls $u/logs)"
+mv $u/logs/app.log.1 $u/logs2/old || fail "rename logs/app.log.1 to logs2/old"
+expect_eq "l1/logs2/old (across directories, in place)" new "$(cat $l1/logs2/old)"
+# link(2) likewise, while a program writes the file.
+exec 3>>$u/logs2/old || fail "open logs2/old for appending"
+ln $u/logs2/old $u/logs2/hard || fail "link logs2/old to logs2/hard while a program writes it"
+echo via-fd >&3
+exec 3>&-
+expect_eq "l1/logs2/hard: a hard link of l1/logs2/old" "$(stat -c %i $l1/logs2/old) 2" \
+	"$(stat -c '%i %h' $l1/logs2/hard)"
+expect_eq "union logs2/hard: the same object, two links" "$ino_new 2 new via-fd" \
+	"$(stat -c '%i %h' $u/logs2/hard) $(cat $u/logs2/hard | paste -sd' ')"
+expect_eq "union logs2/old st_nlink" 2 "$(stat -c %h $u/logs2/old)"
+as_user mv $u/pub/byuser $u/pub/byuser2 || fail "user rename in pub/"
+expect_eq "l1/pub/byuser2 (a user's rename in place)" "u $USR" "$(cat $l1/pub/byuser2) $(stat -c %u $l1/pub/byuser2)"
+[ -e $up/pub ] || [ -e $up/logs2 ] && fail "pub/ or logs2/ copied up by a rename in place"
+expect_eq "user rename of root's pub/theirs onto pub/t2 in a 0777 dir" OK \
+	"$(as_user python3 -c "$PY_ERRNO_LIB
+print(run('os.rename(\"$u/pub/theirs\", \"$u/pub/t2\")'))")"
+mv $u/pub/t2 $u/pub/theirs || fail "rename pub/t2 back"
+# A name also on another branch needs a whiteout: copied up as before.
+mv $u/rot/dup $u/rot/dup2 || fail "rename rot/dup (also on l2)"
+expect_eq "up/rot/dup2 (copied up: l2 has rot/dup)" r1 "$(cat $up/rot/dup2)"
+[ -e $u/rot/dup ] && fail "rot/dup shows after its rename"
+expect_eq "l1/rot/dup and l2/rot/dup stay" "r1 r2" "$(cat $l1/rot/dup $l2/rot/dup | paste -sd' ')"
+# A target directory with an upper part: copied up as before.
+mv $u/logs/x $u/d/x || fail "rename logs/x to d/x (d has an upper part)"
+expect_eq "up/d/x (copied up to the upper branch)" x "$(cat $up/d/x)"
+[ -e $u/logs/x ] && fail "logs/x shows after its rename"
+
 # ---- the branch's file system read-only: rm fails and writes nothing ----
 mount -o remount,ro $l1 || fail "cannot make $l1 read-only"
 expect_eq "rm d/q (a copy on l2) with $l1 read-only" EROFS "$(pyerr "os.unlink('$u/d/q')")"
@@ -229,13 +289,17 @@ union_umount $u
 
 odf_ns
 ns_has "W /d/b" "W /e"
-ns_lacks "W /d/a" "W /x" "W /x/f" "W /d/q" "W /only/f"
+ns_lacks "W /d/a" "W /x" "W /x/f" "W /d/q" "W /only/f" "W /logs/app.log" \
+	"W /logs/app.log.1" "W /pub/byuser" "W /pub/t2" "W /logs2/hard"
+ns_has "W /rot/dup" "W /logs/x"
 odf_check
 
 # ---- the same view after a new mount ----
 union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=rw:$l2=ro"
-expect_eq "union d/ after a new mount" "c h1 h2 m newf q z" "$(union_ls $u/d)"
+expect_eq "union d/ after a new mount" "c h1 h2 m newf q x z" "$(union_ls $u/d)"
 expect_eq "union only/ after a new mount" "fifo sl sub" "$(union_ls $u/only)"
+expect_eq "union logs/ and logs2/ after a new mount" " | hard old" "$(union_ls $u/logs) | $(union_ls $u/logs2)"
+expect_eq "st_ino of logs2/old after a new mount" "$ino_new" "$(ino $u/logs2/old)"
 expect_eq "st_ino of only/sub after a new mount" "$ino_os" "$(ino $u/only/sub)"
 expect_eq "st_ino of d/h1 after a new mount" "$ino_h" "$(ino $u/d/h1)"
 expect_eq "st_ino of d/m after a new mount" "$ino_m" "$(ino $u/d/m)"
