@@ -88,10 +88,10 @@ static bool unionfs_xattr_fs_private(const struct path *lower, const char *name)
  * the copy then got ACLs the lower object does not have, maybe granting
  * what the lower object denies.  Remove them.
  */
-static int unionfs_drop_acl(struct super_block *sb, struct dentry *upper,
+static int unionfs_drop_acl(struct vfsmount *umnt, struct dentry *upper,
 			    const char *name)
 {
-	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(unionfs_upper_mnt(sb));
+	unionfs_idmap_t *uidmap = unionfs_mnt_idmap(umnt);
 	ssize_t size;
 	int err;
 
@@ -101,11 +101,11 @@ static int unionfs_drop_acl(struct super_block *sb, struct dentry *upper,
 		return 0;
 	if (size < 0)
 		return size;
-	err = unionfs_do_removexattr(unionfs_upper_mnt(sb), upper, name);
+	err = unionfs_do_removexattr(umnt, upper, name);
 	return err == -ENODATA ? 0 : err;
 }
 
-static int unionfs_drop_inherited_acls(struct super_block *sb,
+static int unionfs_drop_inherited_acls(struct vfsmount *umnt,
 				       struct dentry *upper, bool has_access,
 				       bool has_default)
 {
@@ -114,17 +114,18 @@ static int unionfs_drop_inherited_acls(struct super_block *sb,
 	if (!IS_POSIXACL(d_inode(upper)))
 		return 0;
 	if (!has_access)
-		err = unionfs_drop_acl(sb, upper, XATTR_NAME_POSIX_ACL_ACCESS);
+		err = unionfs_drop_acl(umnt, upper, XATTR_NAME_POSIX_ACL_ACCESS);
 	if (!err && !has_default && d_is_dir(upper))
-		err = unionfs_drop_acl(sb, upper, XATTR_NAME_POSIX_ACL_DEFAULT);
+		err = unionfs_drop_acl(umnt, upper, XATTR_NAME_POSIX_ACL_DEFAULT);
 	return err;
 }
 
 /*
- * Copy every extended attribute the upper branch accepts and the LSMs
- * let through (they may keep their own labels off the copy).
+ * Copy every extended attribute the target branch (mount @umnt: the upper
+ * branch, or a writable lower one) accepts and the LSMs let through (they
+ * may keep their own labels off the copy).
  */
-static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
+static int unionfs_copy_xattrs(struct vfsmount *umnt, const struct path *lower,
 			       struct dentry *upper)
 {
 	unionfs_idmap_t *lidmap = unionfs_mnt_idmap(lower->mnt);
@@ -138,7 +139,7 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 	if (list_size <= 0) {
 		if (list_size && list_size != -EOPNOTSUPP)
 			return list_size;
-		return unionfs_drop_inherited_acls(sb, upper, false, false);
+		return unionfs_drop_inherited_acls(umnt, upper, false, false);
 	}
 	names = kvzalloc(list_size, GFP_KERNEL);
 	if (!names)
@@ -182,20 +183,19 @@ static int unionfs_copy_xattrs(struct super_block *sb, const struct path *lower,
 			err = size;
 			break;
 		}
-		err = unionfs_do_setxattr(unionfs_upper_mnt(sb), upper, name,
-					  value, size, 0);
+		err = unionfs_do_setxattr(umnt, upper, name, value, size, 0);
 		if (!err && !strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS))
 			has_access = true;
 		if (!err && !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT))
 			has_default = true;
 		if (err == -EOPNOTSUPP) {
-			pr_warn_ratelimited("copy-up: branch '%s' does not support the extended attribute '%s'; not copied\n",
-					    unionfs_branch(sb, 0)->name, name);
+			pr_warn_ratelimited("copy-up of '%pd': the target branch (%s) does not support the extended attribute '%s'; not copied\n",
+					    upper, upper->d_sb->s_id, name);
 			err = 0;
 		}
 	}
 	if (!err)
-		err = unionfs_drop_inherited_acls(sb, upper, has_access,
+		err = unionfs_drop_inherited_acls(umnt, upper, has_access,
 						  has_default);
 out:
 	kvfree(value);
@@ -204,10 +204,9 @@ out:
 }
 
 /* Owner, then mode (a chown may clear set-id bits), then times. */
-static int unionfs_copy_attrs(struct super_block *sb, struct dentry *upper,
+static int unionfs_copy_attrs(struct vfsmount *mnt, struct dentry *upper,
 			      const struct kstat *st)
 {
-	struct vfsmount *mnt = unionfs_upper_mnt(sb);
 	struct iattr attr = {
 		.ia_valid = ATTR_UID | ATTR_GID,
 		.ia_uid = st->uid,
@@ -254,9 +253,9 @@ static int unionfs_copy_up_fill(struct super_block *sb,
 		}
 	}
 	if (!err)
-		err = unionfs_copy_xattrs(sb, lower, od);
+		err = unionfs_copy_xattrs(out->f_path.mnt, lower, od);
 	if (!err)
-		err = unionfs_copy_attrs(sb, od, st);
+		err = unionfs_copy_attrs(out->f_path.mnt, od, st);
 	if (!err)
 		err = vfs_fsync(out, 0);
 	return err;
@@ -380,23 +379,28 @@ static int unionfs_copy_up_at_name(struct dentry *dentry,
 			fput(out);
 		}
 	} else {
-		err = unionfs_copy_xattrs(sb, lower, ud);
+		err = unionfs_copy_xattrs(mnt, lower, ud);
 		if (!err)
-			err = unionfs_copy_attrs(sb, ud, st);
+			err = unionfs_copy_attrs(mnt, ud, st);
 	}
 	if (!err)
 		err = unionfs_copy_up_sync(uparent, ud);
 	if (!err) {
 		struct inode *origin = d_inode(lower->dentry);
 		unsigned int obindex = lbindex;
+		bool recopy;
 
 		/* A directory's number is its oldest part's (namei.c). */
 		if (S_ISDIR(st->mode))
 			unionfs_dir_origin(dentry, &obindex, &origin);
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
-					       obindex, origin, ud,
+					       obindex, origin, 0, ud,
 					       S_ISREG(st->mode) ?
-					       st->nlink - 1 : 0);
+					       st->nlink - 1 : 0, &recopy);
+		/* At its name already: the first copy needs no record. */
+		if (!err && recopy)
+			unionfs_imap_copy_linked(sb, obindex, origin->i_ino, 0,
+						 d_inode(ud)->i_ino);
 	}
 	if (err && !unionfs_lock_parent(mnt, uparent->dentry)) {
 		/* Nothing refers to it yet: the name shows the lower again. */
@@ -425,22 +429,29 @@ out:
  */
 static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 			       unsigned int lbindex, const struct kstat *st,
-			       const struct path *uparent, struct dentry *ud,
-			       bool data, struct dentry *parent)
+			       unsigned int tbindex, const struct path *uparent,
+			       struct dentry *ud, bool data,
+			       struct dentry *parent)
 {
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_rd_txn rdt;
 	struct dentry *td;
 	struct file *tmp;
+	bool recopy;
 	int err;
 
-	/* A union as the upper branch: at the name, see above. */
+	/*
+	 * A union as the upper branch: at the name, see above.  To a
+	 * writable lower branch (@tbindex) only as an O_TMPFILE: the
+	 * intent of a copy at its name names the upper branch.
+	 */
 	if (uparent->dentry->d_sb->s_magic == UNIONFS_SUPER_MAGIC)
-		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
+		return tbindex ? -EOPNOTSUPP :
+		       unionfs_copy_up_at_name(dentry, lower, lbindex, st,
 					       uparent, ud, data, parent);
 	tmp = unionfs_do_tmpfile(uparent, S_IFREG | 0600,
 				 O_LARGEFILE | O_WRONLY, current_cred(), NULL);
-	if (tmp == ERR_PTR(-EOPNOTSUPP))	/* no O_TMPFILE there */
+	if (tmp == ERR_PTR(-EOPNOTSUPP) && !tbindex)	/* no O_TMPFILE */
 		return unionfs_copy_up_at_name(dentry, lower, lbindex, st,
 					       uparent, ud, data, parent);
 	if (IS_ERR(tmp))
@@ -450,7 +461,8 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 	if (!err)
 		err = unionfs_imap_record_copy(sb, d_inode(dentry)->i_ino,
 					       lbindex, d_inode(lower->dentry),
-					       td, st->nlink - 1);
+					       tbindex, td, st->nlink - 1,
+					       &recopy);
 	if (!err) {
 		/* The parent's listing stays; its upper directory changes. */
 		unionfs_rd_begin(&rdt, parent, 0);
@@ -462,7 +474,13 @@ static int unionfs_copy_up_reg(struct dentry *dentry, const struct path *lower,
 		}
 		unionfs_rd_end(&rdt, err);
 		if (err)	/* the copy goes with the tmpfile: so do its records */
-			unionfs_imap_drop_copy(UNIONFS_SB(sb), d_inode(td)->i_ino);
+			unionfs_imap_drop_copy(UNIONFS_SB(sb),
+					       unionfs_branch(sb, tbindex)->id,
+					       d_inode(td)->i_ino);
+		else if (recopy)	/* the first copy is hidden now */
+			unionfs_imap_copy_linked(sb, lbindex,
+						 d_inode(lower->dentry)->i_ino,
+						 tbindex, d_inode(td)->i_ino);
 	}
 	fput(tmp);
 	return err;
@@ -494,6 +512,37 @@ static struct inode *unionfs_shown_lower(struct inode *inode)
 	return ui->bindex ? ui->lower : ui->origin;
 }
 
+/* The credentials a copy is made with: the mounter's, or an LSM's own. */
+struct unionfs_copy_creds {
+	const struct cred *old, *lsm_old;
+	struct cred *lsm;
+};
+
+static int unionfs_copy_creds_begin(struct dentry *dentry,
+				    struct unionfs_copy_creds *cc)
+{
+	int err;
+
+	cc->lsm = NULL;
+	cc->lsm_old = NULL;
+	cc->old = override_creds(UNIONFS_SB(dentry->d_sb)->creator_cred);
+	err = security_inode_copy_up(dentry, &cc->lsm);
+	if (err < 0)
+		return err;
+	if (cc->lsm)
+		cc->lsm_old = override_creds(cc->lsm);
+	return 0;
+}
+
+static void unionfs_copy_creds_end(struct unionfs_copy_creds *cc)
+{
+	if (cc->lsm) {
+		revert_creds(cc->lsm_old);
+		put_cred(cc->lsm);
+	}
+	revert_creds(cc->old);
+}
+
 /*
  * Copy up @dentry, whose parent is on the upper branch already.  The
  * inode's copyup_lock is held throughout: unlink, rmdir and rename of a
@@ -507,8 +556,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	struct inode *inode = d_inode(dentry), *shown;
 	struct dentry *parent, *ud;
 	struct path lower, uparent;
-	const struct cred *old_cred, *lsm_old_cred = NULL;
-	struct cred *lsm_cred = NULL;
+	struct unionfs_copy_creds cc;
 	struct unionfs_rd_txn rdt;
 	unsigned int lbindex;
 	struct kstat st;
@@ -537,13 +585,9 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		di->alias = d_find_any_alias(unionfs_lower_inode(inode));
 	}
 	unionfs_name_changing(dentry);
-	old_cred = override_creds(UNIONFS_SB(sb)->creator_cred);
-	/* An LSM may want the copy made with credentials of its own. */
-	err = security_inode_copy_up(dentry, &lsm_cred);
-	if (err < 0)
+	err = unionfs_copy_creds_begin(dentry, &cc);
+	if (err)
 		goto out;
-	if (lsm_cred)
-		lsm_old_cred = override_creds(lsm_cred);
 	lower = unionfs_top_lower(dentry)->path;
 	lbindex = unionfs_top_lower(dentry)->bindex;
 	/*
@@ -617,7 +661,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 		unionfs_count(UNIONFS_SB(sb), UNIONFS_ST_COPYUPS);
 		goto out_parent;
 	} else if (S_ISREG(st.mode))
-		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st,
+		err = unionfs_copy_up_reg(dentry, &lower, lbindex, &st, 0,
 					  &uparent, ud, data, parent);
 	else
 		err = unionfs_copy_up_at_name(dentry, &lower, lbindex, &st,
@@ -638,11 +682,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 out_parent:
 	dput(parent);
 out:
-	if (lsm_cred) {
-		revert_creds(lsm_old_cred);
-		put_cred(lsm_cred);
-	}
-	revert_creds(old_cred);
+	unionfs_copy_creds_end(&cc);
 	unionfs_name_changed(dentry);
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 	if (err && err != -EINTR)
@@ -681,6 +721,198 @@ static int unionfs_copy_up_data(struct dentry *dentry, bool data)
 int unionfs_copy_up(struct dentry *dentry)
 {
 	return unionfs_copy_up_data(dentry, true);
+}
+
+/*
+ * Where a change copies @dentry's object when it is not changed in place
+ * (unionfs(5), "Several writable branches"): to the nearest writable
+ * branch above the read-only branch it is on.  Built for a regular file
+ * of one link whose parent has a part on that branch, when it is a lower
+ * branch: returns the index of the name's (negative) entry there in
+ * @dentry's info.  Else -1: to the upper branch.  Under copyup_lock.
+ */
+static int unionfs_copy_target(struct dentry *dentry)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	const struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	const struct unionfs_lower *top = unionfs_top_lower(dentry);
+	const struct unionfs_branch *br;
+	struct unionfs_order order;
+	unsigned int o, k = 0;
+	int i;
+
+	if (!top || di->upper_positive || di->alias || sb_rdonly(sb) ||
+	    !d_is_reg(top->path.dentry) ||
+	    d_inode(top->path.dentry)->i_nlink != 1 ||
+	    unionfs_branch_writable(sb, top->bindex))
+		return -1;
+	unionfs_get_order(sbi, &order);
+	for (o = 1; o < order.n && order.idx[o] != top->bindex; o++)
+		if (unionfs_branch_writable(sb, order.idx[o]))
+			k = order.idx[o];
+	if (!k || o == order.n)
+		return -1;
+	br = unionfs_branch(sb, k);
+	if (READ_ONCE(br->leaving) || READ_ONCE(br->gone))
+		return -1;
+	for (i = (int)di->top - 1; i >= 0; i--)
+		if (di->lower[i].bindex == k)
+			return d_is_negative(di->lower[i].path.dentry) ? i : -1;
+	return -1;
+}
+
+/*
+ * The copy of unionfs_copy_target(): as unionfs_copy_up_one() copies to
+ * the upper branch, an O_TMPFILE in the parent's part on that branch,
+ * its inode map records keyed on that branch (docs/odf-format.md 3.4),
+ * then linked at the name; the union inode and dentry then show it,
+ * with the same number, and the change is made in place there.  0 when
+ * copied, or when the object is changed in place already (a change
+ * racing this one copied it): the caller decides again.  1 when there
+ * is no such target, or it cannot take the copy (no O_TMPFILE, full,
+ * read-only, made there behind the union's back): the caller copies to
+ * the upper branch.  The dentry's info is replaced, so the inode lock
+ * is held (@locked: by the caller), as unlink and rename hold it.
+ */
+static int unionfs_copy_to_lower(struct dentry *dentry, bool data,
+				 bool locked)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct inode *inode = d_inode(dentry);
+	struct unionfs_dentry_info *di, *ndi;
+	const struct unionfs_lower *l, *top;
+	struct unionfs_copy_creds cc;
+	struct unionfs_branch *br;
+	struct dentry *parent, *kd;
+	struct path lower, kparent;
+	unsigned int kbindex = 0;
+	struct kstat st;
+	int k, err;
+
+	if (!S_ISREG(inode->i_mode) || READ_ONCE(UNIONFS_SB(sb)->odf_failed))
+		return 1;
+	if (!locked)
+		inode_lock(inode);
+	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	di = UNIONFS_D(dentry);
+	err = 0;
+	if (unionfs_change_in_place(dentry, &lower))
+		goto out_unlock;	/* copied meanwhile: in place now */
+	err = READ_ONCE(di->removed) ? -ENOENT : 1;
+	k = unionfs_copy_target(dentry);
+	if (err < 0 || k < 0 || unionfs_upper(dentry))
+		goto out_unlock;
+	top = unionfs_top_lower(dentry);
+	l = &di->lower[k];
+	kbindex = l->bindex;
+	br = unionfs_branch(sb, kbindex);
+	if (!unionfs_branch_write_begin(br))
+		goto out_unlock;
+	unionfs_name_changing(dentry);
+	err = unionfs_copy_creds_begin(dentry, &cc);
+	if (err)
+		goto out;
+	lower = top->path;
+	/* What the union inode shows and nothing else (unionfs_copy_up_one()). */
+	err = -ESTALE;
+	if (d_inode(lower.dentry) != unionfs_lower_inode(inode) ||
+	    UNIONFS_I(inode)->bindex != top->bindex)
+		goto out;
+	err = vfs_getattr(&lower, &st, STATX_BASIC_STATS, AT_STATX_SYNC_AS_STAT);
+	if (err)
+		goto out;
+	err = -ESTALE;
+	if ((st.mode ^ inode->i_mode) & S_IFMT)
+		goto out;
+	err = 1;
+	if (st.nlink != 1)
+		goto out;	/* a hard link: its other names follow the upper copy */
+	/*
+	 * A copy on a branch made read-only: copied again only upwards.
+	 * An allocated number (a big lower inode): upwards too, so that a
+	 * copy copied again is told by its number (6.3: not det(key)).
+	 */
+	if (!(inode->i_ino >> ODF_UINO_SHIFT) ||
+	    unionfs_imap_is_copy(UNIONFS_SB(sb), top->bindex,
+				 d_inode(lower.dentry)->i_ino, inode->i_ino))
+		goto out;
+
+	parent = dget_parent(dentry);
+	kparent.mnt = l->path.mnt;
+	kparent.dentry = dget_parent(l->path.dentry);
+	if (kparent.dentry != l->parent)
+		goto out_parent;	/* moved in its branch: err 1 */
+	inode_lock_nested(d_inode(kparent.dentry), I_MUTEX_PARENT);
+	kd = lookup_one_len(dentry->d_name.name, kparent.dentry,
+			    dentry->d_name.len);
+	inode_unlock(d_inode(kparent.dentry));
+	err = PTR_ERR_OR_ZERO(kd);
+	if (err)
+		goto out_parent;
+	err = 1;	/* made on the branch behind the union's back: not there */
+	if (d_is_negative(kd))
+		err = unionfs_copy_up_reg(dentry, &lower, top->bindex, &st,
+					  kbindex, &kparent, kd, data, parent);
+	/* A branch that cannot take it: the copy goes to the upper branch. */
+	if (err == -EOPNOTSUPP || err == -EROFS || err == -ENOSPC ||
+	    err == -EDQUOT)
+		err = 1;
+	if (!err && d_is_negative(kd))
+		err = -EIO;
+	if (err)
+		goto out_kd;
+	/*
+	 * Linked, with its records: the inode shows it now, as after a
+	 * copy-up, or a lookup would make a second inode of its number.
+	 */
+	unionfs_inode_copied_lower(inode, d_inode(kd), kbindex);
+	unionfs_count(UNIONFS_SB(sb), UNIONFS_ST_COPYUPS);
+	/* A directory's times are its top part's (unionfs_getattr()). */
+	if (d_inode(kparent.dentry) == unionfs_lower_inode(d_inode(parent)))
+		fsstack_copy_attr_times(d_inode(parent), d_inode(kparent.dentry));
+	ndi = unionfs_dinfo_shown_at(di, k, kd);
+	if (!ndi) {
+		WRITE_ONCE(di->invalid, true);	/* looked up again */
+		err = -ENOMEM;
+		goto out_kd;
+	}
+	unionfs_swap_dinfo(dentry, ndi);
+	/* Nobody reads the old info as current again. */
+	smp_store_release(&di->changing, false);
+out_kd:
+	dput(kd);
+out_parent:
+	dput(kparent.dentry);
+	dput(parent);
+out:
+	unionfs_copy_creds_end(&cc);
+	unionfs_name_changed(dentry);
+	unionfs_branch_write_end(br);
+out_unlock:
+	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	if (!locked)
+		inode_unlock(inode);
+	if (err < 0 && err != -EINTR)
+		pr_warn_ratelimited("copy of '%pd' to a writable lower branch failed (error %d)\n",
+				    dentry, err);
+	return err;
+}
+
+/*
+ * A change of @dentry's object, which is not made in place: copy it to
+ * where it is changed, the nearest writable branch above it.  1 when
+ * that is a writable lower branch: the caller decides again, and changes
+ * the copy in place (once: a second time copies to the upper branch).
+ */
+static int unionfs_copy_up_change(struct dentry *dentry, bool data,
+				  bool lower_ok, bool locked)
+{
+	int err = lower_ok ? unionfs_copy_to_lower(dentry, data, locked) : 1;
+
+	if (err <= 0)
+		return err ? err : 1;
+	return unionfs_copy_up_data(dentry, data);
 }
 
 /*
@@ -735,16 +967,19 @@ int unionfs_prepare_change(struct dentry *dentry, struct path *path,
 
 	*in_place = false;
 	/* An upper object stays one: no lock on the usual path. */
-	if (!unionfs_upper(dentry)) {
+	for (err = 1; err > 0 && !unionfs_upper(dentry); ) {
 		mutex_lock(copyup_lock);
 		*in_place = unionfs_change_in_place(dentry, path) &&
 			    unionfs_branch_write_begin(unionfs_path_branch(dentry));
 		if (*in_place)
 			return 0;
 		mutex_unlock(copyup_lock);
-		err = unionfs_copy_up(dentry);
-		if (err)
+		/* Copied to a writable lower branch (1): in place there. */
+		err = unionfs_copy_up_change(dentry, true, err == 1, true);
+		if (err < 0)
 			return err;
+		if (err)
+			err = 2;
 	}
 	path->mnt = unionfs_upper_mnt(dentry->d_sb);
 	path->dentry = unionfs_upper(dentry);
@@ -796,8 +1031,13 @@ int unionfs_copy_up_other_name(struct dentry *dentry)
 	return err;
 }
 
-/* For an open with O_TRUNC: the data would be thrown away. */
-int unionfs_copy_up_truncate(struct dentry *dentry)
+/*
+ * Before an open for writing of @dentry's object, which is not changed in
+ * place: copy it (without its data when the open surely truncates it).
+ * 1 when the copy is on a writable lower branch (unionfs_copy_up_change()),
+ * and @lower_ok said that may be.
+ */
+int unionfs_copy_up_open(struct dentry *dentry, bool trunc, bool lower_ok)
 {
-	return unionfs_copy_up_data(dentry, false);
+	return unionfs_copy_up_change(dentry, !trunc, lower_ok, false);
 }

@@ -90,6 +90,38 @@ void unionfs_set_upper(struct dentry *dentry, struct dentry *upper)
 	smp_store_release(&di->upper, upper);
 }
 
+/*
+ * A new info for a name whose object was just copied to the branch of
+ * @di's entry @k, a negative one, as @ld (copyup.c): what a lookup would
+ * find now, without one.  Entries below @k are left out (a lookup stops
+ * at a non-directory).  NULL if out of memory.
+ */
+struct unionfs_dentry_info *
+unionfs_dinfo_shown_at(const struct unionfs_dentry_info *di, unsigned int k,
+		       struct dentry *ld)
+{
+	struct unionfs_dentry_info *n = unionfs_alloc_dinfo(di->cap);
+	unsigned int i;
+
+	if (!n)
+		return NULL;
+	n->upper = dget(di->upper);
+	n->upper_positive = di->upper_positive;
+	n->invalid = READ_ONCE(di->invalid);
+	n->removed = READ_ONCE(di->removed);
+	n->ns_flags = di->ns_flags;
+	n->gen = di->gen;
+	for (i = 0; i < k; i++) {
+		n->lower[i] = di->lower[i];
+		path_get(&n->lower[i].path);
+	}
+	unionfs_lower_set(&n->lower[k], di->lower[k].path.mnt, dget(ld),
+			  di->lower[k].bindex);
+	n->nlower = k + 1;
+	n->top = k;
+	return n;
+}
+
 /* @l is @ld (its reference taken over), found on branch @bindex. */
 void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
 		       struct dentry *ld, unsigned int bindex)

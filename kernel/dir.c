@@ -739,6 +739,11 @@ static int unionfs_remove_in_place(struct dentry *dentry,
 		err = unionfs_do_remove(lower->mnt, lparent, ld);
 		unionfs_unlock_parent(lower->mnt, lparent);
 	}
+	/* The last link of a copy made here (section 3.4): its records go. */
+	if (!err && !d_is_dir(ld) && !d_inode(ld)->i_nlink)
+		unionfs_imap_forget(dentry->d_sb,
+				    unionfs_top_lower(dentry)->bindex,
+				    d_inode(ld));
 	dput(ld);
 	dput(lparent);
 	return err;
@@ -767,7 +772,7 @@ static int unionfs_remove_upper(struct dentry *dentry, bool is_dir)
 		unionfs_unlock_parent(mnt, uparent);
 	}
 	if (!err && (is_dir || !d_inode(upper)->i_nlink))
-		unionfs_imap_forget(sb, d_inode(dentry)->i_ino, d_inode(upper));
+		unionfs_imap_forget(sb, 0, d_inode(upper));
 	dput(upper);
 	dput(parent);
 	return err;
@@ -1243,9 +1248,10 @@ renamed:
 			clear_nlink(new_inode);
 		else
 			unionfs_name_gone(new_inode);
-		if (new_has_upper && (new_is_dir ||
-				      !unionfs_lower_inode(new_inode)->i_nlink))
-			unionfs_imap_forget(sb, new_inode->i_ino,
+		/* Its last link: an upper copy, or one on a writable lower. */
+		if (new_is_dir ? new_has_upper :
+		    !unionfs_lower_inode(new_inode)->i_nlink)
+			unionfs_imap_forget(sb, UNIONFS_I(new_inode)->bindex,
 					    unionfs_lower_inode(new_inode));
 	}
 	unionfs_renamed(old, is_dir);

@@ -321,18 +321,32 @@ static struct dentry *unionfs_fh_by_real(struct super_block *sb,
 	return unionfs_fh_disconnected(sb, bindex, real, uino);
 }
 
+/* The slot of the branch with id @bid in the union now, or -1. */
+static int unionfs_fh_branch(struct unionfs_sb_info *sbi, u16 bid)
+{
+	/* Pairs with the release in unionfs_newset_commit(). */
+	unsigned int n = smp_load_acquire(&sbi->nbranches), bindex;
+
+	for (bindex = 0; bindex < n; bindex++)
+		if (sbi->branches[bindex].id == bid &&
+		    !READ_ONCE(sbi->branches[bindex].gone))
+			return bindex;
+	return -1;
+}
+
 /*
  * Is the upper object (B, @upper_ino) the copy of @origin on the branch
  * with id @bid, numbered @uino?  Its UPPER record says (section 6).
  */
 static bool unionfs_fh_is_copy_of(struct unionfs_sb_info *sbi,
-				  struct odf_map_rec *rec, u64 upper_ino,
-				  u64 uino, u16 bid, struct inode *origin)
+				  struct odf_map_rec *rec, u16 cbid,
+				  u64 upper_ino, u64 uino, u16 bid,
+				  struct inode *origin)
 {
 	u32 gen;
 
-	if (unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, sbi->branches[0].id,
-			      upper_ino, rec) || rec->mr_kind != ODF_MK_UPPER)
+	if (unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, cbid, upper_ino, rec) ||
+	    rec->mr_kind != ODF_MK_UPPER)
 		return false;
 	gen = le32_to_cpu(rec->mr_tgt_gen);
 	return le64_to_cpu(rec->mr_union_ino) == uino &&
@@ -354,7 +368,9 @@ static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino,
 	struct dentry *real, *d = ERR_PTR(-ESTALE);
 	struct odf_map_rec *rec;
 	unsigned int hb;
+	int cbindex;
 	u64 upper_ino;
+	u16 cbid;
 
 	if (!sbi->has_upper || !sbi->imap[1] || bid == sbi->branches[0].id)
 		return d;
@@ -362,14 +378,19 @@ static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino,
 	if (!rec)
 		return ERR_PTR(-ENOMEM);
 	if (unionfs_imap_find(sbi, ODF_MAP_REVERSE - 1, 0, uino, rec) ||
-	    !(le32_to_cpu(rec->mr_flags) & ODF_MREC_HAVE_HANDLE) ||
-	    le16_to_cpu(rec->mr_tgt_branch) != sbi->branches[0].id)
+	    !(le32_to_cpu(rec->mr_flags) & ODF_MREC_HAVE_HANDLE))
+		goto out;
+	/* The copy: on the upper branch, or a writable lower one (3.4). */
+	cbid = le16_to_cpu(rec->mr_tgt_branch);
+	cbindex = unionfs_fh_branch(sbi, cbid);
+	if (cbindex < 0 || cbid == bid)
 		goto out;
 	hb = le16_to_cpu(rec->mr_handle_bytes);
 	if (!hb || hb > ODF_HANDLE_MAX || hb % 4)
 		goto out;
-	real = unionfs_decode_real(&sbi->branches[0], rec->mr_handle, hb / 4,
-				   le32_to_cpu(rec->mr_handle_type), true);
+	real = unionfs_decode_real(&sbi->branches[cbindex], rec->mr_handle,
+				   hb / 4, le32_to_cpu(rec->mr_handle_type),
+				   !cbindex);
 	if (IS_ERR(real)) {
 		if (PTR_ERR(real) == -ENOMEM)
 			d = real;
@@ -379,8 +400,9 @@ static struct dentry *unionfs_fh_by_reverse(struct super_block *sb, u64 uino,
 	if (d_inode(real)->i_ino == upper_ino &&
 	    (!rec->mr_tgt_gen || d_inode(real)->i_generation ==
 				 le32_to_cpu(rec->mr_tgt_gen)) &&
-	    unionfs_fh_is_copy_of(sbi, rec, upper_ino, uino, bid, origin))
-		d = unionfs_fh_by_real(sb, 0, real, uino);
+	    unionfs_fh_is_copy_of(sbi, rec, cbid, upper_ino, uino, bid,
+				  origin))
+		d = unionfs_fh_by_real(sb, cbindex, real, uino);
 	dput(real);
 out:
 	kfree(rec);
@@ -394,7 +416,8 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 	const struct odf_fh *fh = (const struct odf_fh *)fid;
 	const struct cred *old_cred;
 	struct dentry *real, *d;
-	unsigned int bindex, rbytes, n;
+	unsigned int rbytes;
+	int bindex;
 	u16 bid;
 	u64 uino;
 
@@ -409,13 +432,8 @@ static struct dentry *unionfs_fh_decode(struct super_block *sb,
 		return ERR_PTR(-ESTALE);
 	bid = le16_to_cpu(fh->fh_branch);
 	uino = le64_to_cpu(fh->fh_uino);
-	/* Pairs with the release in unionfs_newset_commit(). */
-	n = smp_load_acquire(&sbi->nbranches);
-	for (bindex = 0; bindex < n; bindex++)
-		if (sbi->branches[bindex].id == bid &&
-		    !READ_ONCE(sbi->branches[bindex].gone))
-			break;
-	if (bindex == n)
+	bindex = unionfs_fh_branch(sbi, bid);
+	if (bindex < 0)
 		return ERR_PTR(-ESTALE);	/* the branch left the union */
 
 	/* Walk the union as the mounter, as a lookup would. */

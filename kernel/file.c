@@ -283,20 +283,26 @@ static int unionfs_open(struct inode *inode, struct file *file)
 	int err;
 
 	/* An upper object stays one: no lock on the usual path. */
-	if ((file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) &&
-	    !unionfs_upper(dentry)) {
+	err = 1;
+	while ((file->f_mode & FMODE_WRITE || file->f_flags & O_TRUNC) &&
+	       err > 0 && !unionfs_upper(dentry)) {
 		mutex_lock(copyup_lock);
 		in_place = unionfs_change_in_place(dentry, &real);
-		if (!in_place) {
-			mutex_unlock(copyup_lock);
-			/* Data is skipped only when the open will surely truncate. */
-			err = (file->f_flags & O_TRUNC) &&
-			      (file->f_mode & FMODE_WRITE) ?
-			      unionfs_copy_up_truncate(dentry) :
-			      unionfs_copy_up(dentry);
-			if (err)
-				return err;
-		}
+		if (in_place)
+			break;
+		mutex_unlock(copyup_lock);
+		/*
+		 * Data is skipped only when the open will surely truncate.
+		 * Copied to a writable lower branch (1): opened there, in
+		 * place (a second time the copy goes to the upper branch).
+		 */
+		err = unionfs_copy_up_open(dentry, (file->f_flags & O_TRUNC) &&
+					   (file->f_mode & FMODE_WRITE),
+					   err == 1);
+		if (err < 0)
+			return err;
+		if (err)
+			err = 2;
 	}
 	if (!in_place)
 		unionfs_real_path(dentry, &real);

@@ -525,22 +525,176 @@ static int unionfs_imap_del_locked(struct unionfs_sb_info *sbi, int m,
 	return unionfs_imap_write_header(sbi->imap[m], h);
 }
 
+/* An object of the maps: branch id, inode number, generation (0: none). */
+struct unionfs_imap_obj {
+	u16 bid;
+	u64 ino;
+	u32 gen;
+};
+
+/*
+ * The records of a copy (B,b) = @copy of @origin (none if its bid is 0),
+ * numbered @uino: UPPER (B,b) -> U with the origin, REVERSE U -> (B,b)
+ * with @cd's handle and generation, and COPIED origin -> U, (B,b).
+ */
+static int unionfs_imap_put_copy_locked(struct unionfs_sb_info *sbi,
+					struct odf_map_rec *rec, u64 uino,
+					const struct unionfs_imap_obj *origin,
+					u16 bid, struct dentry *cd,
+					u32 lower_links)
+{
+	struct inode *cinode = d_inode(cd);
+	int len = ODF_HANDLE_MAX / 4, type, err;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_UPPER;
+	rec->mr_key_branch = cpu_to_le16(bid);
+	rec->mr_key_ino = cpu_to_le64(cinode->i_ino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	if (origin->bid) {
+		rec->mr_tgt_branch = cpu_to_le16(origin->bid);
+		rec->mr_tgt_ino = cpu_to_le64(origin->ino);
+		rec->mr_tgt_gen = cpu_to_le32(origin->gen);
+	}
+	rec->mr_lower_links = cpu_to_le32(lower_links);
+	err = unionfs_imap_put_locked(sbi, 0, rec);
+	if (err)
+		return err;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_REVERSE;
+	rec->mr_key_ino = cpu_to_le64(uino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	rec->mr_tgt_branch = cpu_to_le16(bid);
+	rec->mr_tgt_ino = cpu_to_le64(cinode->i_ino);
+	rec->mr_tgt_gen = cpu_to_le32(cinode->i_generation);
+	/*
+	 * Connectable: a non-directory copy can then be found by name in its
+	 * directory after every cache is dropped (NFS handles, export.c).
+	 */
+	type = exportfs_encode_fh(cd, (struct fid *)rec->mr_handle, &len,
+				  UNIONFS_FH_CONNECTABLE);
+	if (type > 0 && type != FILEID_INVALID && len <= ODF_HANDLE_MAX / 4) {
+		rec->mr_handle_type = cpu_to_le32(type);
+		rec->mr_handle_bytes = cpu_to_le16(len * 4);
+		rec->mr_flags = cpu_to_le32(ODF_MREC_HAVE_HANDLE);
+	} else {
+		memset(rec->mr_handle, 0, sizeof(rec->mr_handle));
+	}
+	err = unionfs_imap_put_locked(sbi, 1, rec);
+	if (err || !origin->bid)
+		return err;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_COPIED;
+	rec->mr_key_branch = cpu_to_le16(origin->bid);
+	rec->mr_key_ino = cpu_to_le64(origin->ino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	rec->mr_tgt_branch = cpu_to_le16(bid);
+	rec->mr_tgt_ino = cpu_to_le64(cinode->i_ino);
+	rec->mr_tgt_gen = cpu_to_le32(cinode->i_generation);
+	return unionfs_imap_put_locked(sbi, 0, rec);
+}
+
+/* COPIED (@key) -> @uino, @copy: a copy that was copied again. */
+static int unionfs_imap_put_recopied_locked(struct unionfs_sb_info *sbi,
+					    struct odf_map_rec *rec,
+					    const struct unionfs_imap_obj *key,
+					    u64 uino,
+					    const struct unionfs_imap_obj *copy)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->mr_kind = ODF_MK_COPIED;
+	rec->mr_key_branch = cpu_to_le16(key->bid);
+	rec->mr_key_ino = cpu_to_le64(key->ino);
+	rec->mr_union_ino = cpu_to_le64(uino);
+	rec->mr_tgt_branch = cpu_to_le16(copy->bid);
+	rec->mr_tgt_ino = cpu_to_le64(copy->ino);
+	rec->mr_tgt_gen = cpu_to_le32(copy->gen);
+	return unionfs_imap_put_locked(sbi, 0, rec);
+}
+
+/*
+ * Is (@bid, @ino) a copy numbered @uino: its UPPER record, or the COPIED
+ * record of a copy copied before (6.3: its number is not det(@bid,
+ * @ino))?  Its origin in @origin then (bid 0: none, or not known).
+ */
+static bool unionfs_imap_copy_of(struct unionfs_sb_info *sbi,
+				 struct odf_map_rec *rec, u16 bid, u64 ino,
+				 u64 uino, struct unionfs_imap_obj *origin)
+{
+	if (unionfs_imap_probe(sbi, 0, bid, ino, rec, NULL) < 0 ||
+	    le64_to_cpu(rec->mr_union_ino) != uino)
+		return false;
+	memset(origin, 0, sizeof(*origin));
+	if (rec->mr_kind == ODF_MK_COPIED)
+		return ino <= ODF_UINO_LOW_MASK &&
+		       uino != ((u64)bid << ODF_UINO_SHIFT | ino);
+	if (rec->mr_kind != ODF_MK_UPPER)
+		return false;
+	origin->bid = le16_to_cpu(rec->mr_tgt_branch);
+	origin->ino = le64_to_cpu(rec->mr_tgt_ino);
+	origin->gen = le32_to_cpu(rec->mr_tgt_gen);
+	return true;
+}
+
+/*
+ * Is the object (@bindex, @ino), numbered @uino, a copy (of an object of
+ * another branch)?  A copy on a writable lower branch made read-only is
+ * copied again only to the upper branch (copyup.c).
+ */
+bool unionfs_imap_is_copy(struct unionfs_sb_info *sbi, unsigned int bindex,
+			  u64 ino, u64 uino)
+{
+	u16 bid = sbi->branches[bindex].id;
+	struct unionfs_imap_obj origin;
+	struct odf_map_rec *rec;
+	bool copy;
+
+	if (!unionfs_imap_may_hold(sbi, bid, ino))
+		return false;
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return true;	/* not known: the upper branch, as before */
+	mutex_lock(&sbi->imap_change);
+	copy = unionfs_imap_copy_of(sbi, rec, bid, ino, uino, &origin);
+	mutex_unlock(&sbi->imap_change);
+	kfree(rec);
+	return copy;
+}
+
 /*
  * Copy-up keeps the number (sections 4 and 9.6): UPPER (B,b) -> U with
  * origin (L,l), REVERSE U -> (B,b) with its handle and generation, and
- * COPIED (L,l) -> U, (B,b); committed before the copy is linked in.
+ * COPIED (L,l) -> U, (B,b); committed before the copy is linked in.  B is
+ * the upper branch, or the writable lower branch @tbindex a copy of an
+ * object of a read-only branch below it goes to (section 3.4).
+ *
+ * A copy (X,x) copied again (to the upper branch, once X is read-only)
+ * gives the new copy its origin (L,l), and its own UPPER record becomes
+ * COPIED (X,x) -> U, (B,b), committed first: X keeps the number U
+ * whatever a crash keeps of the rest, as lookup takes a COPIED record's
+ * number (6.3).  *@recopy then says so: once the new copy is linked,
+ * unionfs_imap_copy_linked() drops that record.
  */
 int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 			     unsigned int lbindex, struct inode *lower,
-			     struct dentry *upper, u32 lower_links)
+			     unsigned int tbindex, struct dentry *upper,
+			     u32 lower_links, bool *recopy)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct inode *uinode = d_inode(upper);
-	u16 bid = sbi->branches[0].id, lid = sbi->branches[lbindex].id;
+	u16 bid = sbi->branches[tbindex].id, lid = sbi->branches[lbindex].id;
+	struct unionfs_imap_obj origin;
+	const struct unionfs_imap_obj x = {
+		.bid = lid, .ino = lower->i_ino, .gen = lower->i_generation,
+	}, copy = {
+		.bid = bid, .ino = uinode->i_ino, .gen = uinode->i_generation,
+	};
 	struct file *maps[2], *was[2];
 	errseq_t since[2];
 	struct odf_map_rec *rec;
-	int len = ODF_HANDLE_MAX / 4, type, m, err;
+	int m, err;
 
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
@@ -555,58 +709,29 @@ int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 		was[m] = sbi->imap[m];
 		since[m] = errseq_sample(&was[m]->f_mapping->wb_err);
 	}
-
-	rec->mr_kind = ODF_MK_UPPER;
-	rec->mr_key_branch = cpu_to_le16(bid);
-	rec->mr_key_ino = cpu_to_le64(uinode->i_ino);
-	rec->mr_union_ino = cpu_to_le64(uino);
-	rec->mr_tgt_branch = cpu_to_le16(lid);
-	rec->mr_tgt_ino = cpu_to_le64(lower->i_ino);
-	rec->mr_tgt_gen = cpu_to_le32(lower->i_generation);
-	rec->mr_lower_links = cpu_to_le32(lower_links);
-	err = unionfs_imap_put_locked(sbi, 0, rec);
-	if (err)
-		goto out;
-
-	memset(rec, 0, sizeof(*rec));
-	rec->mr_kind = ODF_MK_REVERSE;
-	rec->mr_key_ino = cpu_to_le64(uino);
-	rec->mr_union_ino = cpu_to_le64(uino);
-	rec->mr_tgt_branch = cpu_to_le16(bid);
-	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
-	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
-	/*
-	 * Connectable: a non-directory copy can then be found by name in its
-	 * directory after every cache is dropped (NFS handles, export.c).
-	 */
-	type = exportfs_encode_fh(upper, (struct fid *)rec->mr_handle, &len,
-				  UNIONFS_FH_CONNECTABLE);
-	if (type > 0 && type != FILEID_INVALID && len <= ODF_HANDLE_MAX / 4) {
-		rec->mr_handle_type = cpu_to_le32(type);
-		rec->mr_handle_bytes = cpu_to_le16(len * 4);
-		rec->mr_flags = cpu_to_le32(ODF_MREC_HAVE_HANDLE);
+	*recopy = unionfs_imap_copy_of(sbi, rec, lid, lower->i_ino, uino,
+				       &origin);
+	if (*recopy) {
+		/* Rare: committed under imap_change, before the rest. */
+		err = unionfs_imap_put_recopied_locked(sbi, rec, &x, uino,
+						       &copy);
+		if (!err)
+			err = vfs_fsync(sbi->imap[0], 0);
+		if (!err)
+			err = errseq_check(&sbi->imap[0]->f_mapping->wb_err,
+					   since[0]);
 	} else {
-		memset(rec->mr_handle, 0, sizeof(rec->mr_handle));
+		origin = x;
+		err = 0;
 	}
-	err = unionfs_imap_put_locked(sbi, 1, rec);
-	if (err)
-		goto out;
-
-	memset(rec, 0, sizeof(*rec));
-	rec->mr_kind = ODF_MK_COPIED;
-	rec->mr_key_branch = cpu_to_le16(lid);
-	rec->mr_key_ino = cpu_to_le64(lower->i_ino);
-	rec->mr_union_ino = cpu_to_le64(uino);
-	rec->mr_tgt_branch = cpu_to_le16(bid);
-	rec->mr_tgt_ino = cpu_to_le64(uinode->i_ino);
-	rec->mr_tgt_gen = cpu_to_le32(uinode->i_generation);
-	err = unionfs_imap_put_locked(sbi, 0, rec);
+	if (!err)
+		err = unionfs_imap_put_copy_locked(sbi, rec, uino, &origin,
+						   bid, upper, lower_links);
 	for (m = 0; !err && m < 2; m++) {
 		maps[m] = get_file(sbi->imap[m]);
 		if (maps[m] != was[m])	/* grown meanwhile: a new file */
 			since[m] = 0;
 	}
-out:
 	mutex_unlock(&sbi->imap_change);
 	kfree(rec);
 	if (err)
@@ -625,6 +750,36 @@ out:
 		fput(maps[m]);
 	}
 	return err;
+}
+
+/*
+ * A copy of a copy (unionfs_imap_record_copy(): @recopy) is linked: the
+ * first copy, (@lbindex, @lower_ino), hidden by it now, needs no record.
+ * Not committed: a crash that keeps it keeps a valid record (6.5).
+ */
+void unionfs_imap_copy_linked(struct super_block *sb, unsigned int lbindex,
+			      u64 lower_ino, unsigned int tbindex, u64 cino)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 lid = sbi->branches[lbindex].id;
+	struct odf_map_rec *rec;
+	int err = 0;
+
+	if (!unionfs_odf_rw(sbi))
+		return;
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return;		/* a valid record stays */
+	mutex_lock(&sbi->imap_change);
+	if (unionfs_imap_probe(sbi, 0, lid, lower_ino, rec, NULL) >= 0 &&
+	    rec->mr_kind == ODF_MK_COPIED &&
+	    le16_to_cpu(rec->mr_tgt_branch) == sbi->branches[tbindex].id &&
+	    le64_to_cpu(rec->mr_tgt_ino) == cino)
+		err = unionfs_imap_del_locked(sbi, 0, lid, lower_ino);
+	mutex_unlock(&sbi->imap_change);
+	kfree(rec);
+	if (err)
+		unionfs_odf_error(sb, "cannot update the inode maps", err);
 }
 
 /* The number of (@bid, @lower_ino): found, else allocated if @alloc. */
@@ -853,9 +1008,8 @@ void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode)
  * same origin, or a new owner of the number, keeps its own).
  */
 static int unionfs_imap_drop_copy_locked(struct unionfs_sb_info *sbi,
-					 u64 upper_ino)
+					 u16 bid, u64 upper_ino)
 {
-	u16 bid = sbi->branches[0].id;
 	struct odf_map_rec *rec, *other;
 	int err = 0;
 
@@ -863,8 +1017,14 @@ static int unionfs_imap_drop_copy_locked(struct unionfs_sb_info *sbi,
 	if (!rec)
 		return -ENOMEM;
 	other = rec + 1;
-	if (unionfs_imap_probe(sbi, 0, bid, upper_ino, rec, NULL) < 0 ||
-	    rec->mr_kind != ODF_MK_UPPER)
+	if (unionfs_imap_probe(sbi, 0, bid, upper_ino, rec, NULL) < 0)
+		goto out;
+	if (rec->mr_kind == ODF_MK_COPIED) {
+		/* An original (or a copy copied again, 6.3) that is gone. */
+		err = unionfs_imap_del_locked(sbi, 0, bid, upper_ino);
+		goto out;
+	}
+	if (rec->mr_kind != ODF_MK_UPPER)
 		goto out;
 	if (rec->mr_tgt_branch &&
 	    unionfs_imap_probe(sbi, 0, le16_to_cpu(rec->mr_tgt_branch),
@@ -890,18 +1050,21 @@ out:
 }
 
 /*
- * The last link of a copied-up object is gone (section 9.4 step 3): its
- * UPPER, COPIED and REVERSE records go too.
+ * The last link of a copied-up object, on branch @bindex, is gone
+ * (section 9.4 step 3): its UPPER, COPIED and REVERSE records go too.
  */
-void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper)
+void unionfs_imap_forget(struct super_block *sb, unsigned int bindex,
+			 struct inode *upper)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 bid = sbi->branches[bindex].id;
 	int err;
 
-	if (!unionfs_odf_rw(sbi) || !sbi->imap[0])
+	if (!unionfs_odf_rw(sbi) || !unionfs_imap_may_hold(sbi, bid,
+							   upper->i_ino))
 		return;
 	mutex_lock(&sbi->imap_change);
-	err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
+	err = unionfs_imap_drop_copy_locked(sbi, bid, upper->i_ino);
 	mutex_unlock(&sbi->imap_change);
 	if (err)
 		unionfs_odf_error(sb, "cannot update the inode maps", err);
@@ -932,6 +1095,13 @@ int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
 	}
 	mutex_lock(&sbi->imap_change);
 	pos = unionfs_imap_probe(sbi, 0, bid, upper->i_ino, rec, NULL);
+	if (pos >= 0 && rec->mr_kind == ODF_MK_COPIED) {
+		/* Copied again meanwhile (6.3): its number stays. */
+		*uino = le64_to_cpu(rec->mr_union_ino);
+		*ll = 0;
+		err = 0;
+		goto unlock;
+	}
 	if (pos >= 0 && rec->mr_kind != ODF_MK_UPPER)
 		pos = -ENOENT;
 	if (pos < 0) {
@@ -951,7 +1121,7 @@ int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
 		goto unlock;
 	}
 	if (!err) {
-		err = unionfs_imap_drop_copy_locked(sbi, upper->i_ino);
+		err = unionfs_imap_drop_copy_locked(sbi, bid, upper->i_ino);
 		if (!err)
 			err = -ESTALE;
 	}
@@ -964,17 +1134,18 @@ out:
 }
 
 /*
- * A copy's records name an upper inode that is gone (its copy-up failed
- * after they were written).
+ * A copy's records name a copy (@bid, @cino) that is gone (its copy-up
+ * failed after they were written).  A copy copied again keeps its
+ * COPIED record, and so its number (unionfs_imap_record_copy()).
  */
-int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino)
+int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u16 bid, u64 cino)
 {
 	int err, idx;
 
 	if (!sbi->imap[0] || !unionfs_odf_write_begin(sbi, &idx))
 		return -EROFS;
 	mutex_lock(&sbi->imap_change);
-	err = unionfs_imap_drop_copy_locked(sbi, upper_ino);
+	err = unionfs_imap_drop_copy_locked(sbi, bid, cino);
 	mutex_unlock(&sbi->imap_change);
 	unionfs_odf_write_end(sbi, idx);
 	return err;

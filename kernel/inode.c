@@ -93,13 +93,33 @@ void unionfs_evict_inode(struct inode *inode)
  */
 void unionfs_inode_copied_up(struct inode *inode, struct inode *upper)
 {
-	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	unionfs_inode_copied_lower(inode, upper, 0);
+}
 
+/*
+ * The same for a copy made on the writable lower branch @bindex (of an
+ * object of a read-only branch below it, copyup.c), or on the upper
+ * branch (@bindex 0).  A copy of such a copy keeps the older origin
+ * referenced until the inode goes, as the retired parts of a directory
+ * (unionfs_inode_moved()): a reader may still use it.
+ */
+void unionfs_inode_copied_lower(struct inode *inode, struct inode *real,
+				unsigned int bindex)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(inode);
+	struct unionfs_retired *r;
+
+	if (ui->origin) {
+		r = kmalloc(sizeof(*r), GFP_KERNEL | __GFP_NOFAIL);
+		r->inode = ui->origin;
+		r->next = ui->retired;
+		ui->retired = r;
+	}
 	ui->origin = ui->lower;
 	/* Lockless readers (permission in RCU walk) see origin set first. */
-	smp_store_release(&ui->lower, igrab(upper));
-	/* They see the upper inode once they see bindex 0. */
-	smp_store_release(&ui->bindex, 0);
+	smp_store_release(&ui->lower, igrab(real));
+	/* They see the new inode once they see its branch. */
+	smp_store_release(&ui->bindex, bindex);
 }
 
 /*
@@ -165,8 +185,9 @@ static kgid_t unionfs_real_gid(const struct vfsmount *mnt,
 
 /*
  * The mount of the branch behind @inode, whose real inode is @real: its
- * bindex, unless a copy-up changed the real inode since bindex was read
- * (then the upper branch's).
+ * bindex, unless a copy changed the real inode since bindex was read:
+ * then the copy's branch (bindex again: it is stored after the inode),
+ * or the upper branch's while it is not stored yet.
  */
 static struct vfsmount *unionfs_real_mnt(struct inode *inode,
 					 const struct inode *real,
@@ -174,8 +195,13 @@ static struct vfsmount *unionfs_real_mnt(struct inode *inode,
 {
 	struct vfsmount *mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
 
-	if (bindex && real->i_sb != mnt->mnt_sb)
-		mnt = unionfs_upper_mnt(inode->i_sb);
+	if (bindex && real->i_sb != mnt->mnt_sb) {
+		/* Pairs with the release in unionfs_inode_copied_lower(). */
+		bindex = smp_load_acquire(&UNIONFS_I(inode)->bindex);
+		mnt = unionfs_branch(inode->i_sb, bindex)->root.mnt;
+		if (real->i_sb != mnt->mnt_sb)
+			mnt = unionfs_upper_mnt(inode->i_sb);
+	}
 	return mnt;
 }
 
@@ -200,21 +226,27 @@ void unionfs_copy_attr(struct inode *inode, const struct inode *real,
 			UNIONFS_COPY_I_FLAGS);
 }
 
-/* A uino for a readdir entry of the upper branch: maps, no generation. */
-static int unionfs_uino_upper(struct super_block *sb, u64 lower_ino, u64 *uino)
+/*
+ * A uino for a readdir entry that is a copy (of the upper branch or a
+ * writable lower one): maps, no generation.
+ */
+static int unionfs_uino_copy(struct super_block *sb, unsigned int bindex,
+			     u64 lower_ino, u64 *uino)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	u16 bid = sbi->branches[bindex].id;
 	struct odf_map_rec *rec;
 	int err;
 
-	if (!unionfs_imap_may_hold(sbi, sbi->branches[0].id, lower_ino))
+	if (!unionfs_imap_may_hold(sbi, bid, lower_ino))
 		return -ENOENT;
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	err = unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, sbi->branches[0].id,
-				lower_ino, rec);
-	if (!err && rec->mr_kind == ODF_MK_UPPER)
+	err = unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, bid, lower_ino, rec);
+	/* A copy, or an original (or a copy copied again, 6.3). */
+	if (!err && (rec->mr_kind == ODF_MK_UPPER ||
+		     rec->mr_kind == ODF_MK_COPIED))
 		*uino = le64_to_cpu(rec->mr_union_ino);
 	else
 		err = -ENOENT;
@@ -248,9 +280,8 @@ bool unionfs_uino_quick(struct super_block *sb, unsigned int bindex,
 {
 	if (lower_ino > ODF_UINO_LOW_MASK)
 		return false;
-	if (!bindex && unionfs_imap_may_hold(UNIONFS_SB(sb),
-					     unionfs_branch(sb, 0)->id,
-					     lower_ino))
+	if (unionfs_imap_may_hold(UNIONFS_SB(sb), unionfs_branch(sb, bindex)->id,
+				  lower_ino))
 		return false;
 	/* A number that fits: computed, with no I/O. */
 	return !unionfs_uino_det(sb, bindex, lower_ino, uino);
@@ -260,20 +291,21 @@ bool unionfs_uino_quick(struct super_block *sb, unsigned int bindex,
 int unionfs_uino(struct super_block *sb, unsigned int bindex, u64 lower_ino,
 		 u64 *uino)
 {
-	if (!bindex && !unionfs_uino_upper(sb, lower_ino, uino))
+	if (!unionfs_uino_copy(sb, bindex, lower_ino, uino))
 		return 0;
 	return unionfs_uino_det(sb, bindex, lower_ino, uino);
 }
 
 /*
  * The number readdir gives the entry @name (inode @lower_ino) of branch
- * @bindex's directory @bdir.  As unionfs_uino(), except that an UPPER
- * record found for an upper entry is checked against the object, as
+ * @bindex's directory @bdir (NULL if not at hand).  As unionfs_uino(),
+ * except that an UPPER record found for the entry (a copy on the upper
+ * branch or a writable lower one) is checked against the object, as
  * lookup does (unionfs_ino_of(): its REVERSE record's generation): the
- * upper branch may have reused the inode number of a copy removed
- * behind the union's back, and d_ino must then be the new object's
- * number, which stat gives.  Only entries with a record pay the name
- * lookup; a failed or raced lookup keeps the record's number.
+ * branch may have reused the inode number of a copy removed behind the
+ * union's back, and d_ino must then be the new object's number, which
+ * stat gives.  Only entries with a record pay the name lookup; a failed
+ * or raced lookup keeps the record's number.
  */
 int unionfs_uino_entry(struct super_block *sb, unsigned int bindex,
 		       struct dentry *bdir, const char *name, int len,
@@ -283,16 +315,16 @@ int unionfs_uino_entry(struct super_block *sb, unsigned int bindex,
 	struct dentry *d;
 	int err;
 
-	if (bindex || !bdir)
+	if (!bdir)
 		return unionfs_uino(sb, bindex, lower_ino, uino);
-	err = unionfs_uino_upper(sb, lower_ino, uino);
+	err = unionfs_uino_copy(sb, bindex, lower_ino, uino);
 	if (err)
-		return unionfs_uino_det(sb, 0, lower_ino, uino);
+		return unionfs_uino_det(sb, bindex, lower_ino, uino);
 	old_cred = unionfs_override_creds(sb);
 	d = lookup_one_len_unlocked(name, bdir, len);
 	if (!IS_ERR(d)) {
 		if (d_really_is_positive(d) && d_inode(d)->i_ino == lower_ino)
-			unionfs_ino_of(sb, 0, d_inode(d), uino, NULL);
+			unionfs_ino_of(sb, bindex, d_inode(d), uino, NULL);
 		dput(d);
 	}
 	revert_creds(old_cred);

@@ -217,19 +217,25 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	struct odf_map_rec *rec;
-	u16 bid = sbi->branches[bindex].id;	/* only branch 0 has copies */
+	/* Copies are on the upper branch or a writable lower one (3.4). */
+	u16 bid = sbi->branches[bindex].id;
 	u32 ll;
 	u64 u;
 	int err;
 
 	if (lower_links)
 		*lower_links = 0;
-	if (bindex || !unionfs_imap_may_hold(sbi, bid, lower->i_ino))
+	if (!unionfs_imap_may_hold(sbi, bid, lower->i_ino))
 		return unionfs_uino_det(sb, bindex, lower->i_ino, uino);
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
 	err = unionfs_imap_find(sbi, ODF_MAP_FORWARD - 1, bid, lower->i_ino, rec);
+	if (!err && rec->mr_kind == ODF_MK_COPIED) {
+		/* An original, or a copy copied again (6.3): its number. */
+		u = le64_to_cpu(rec->mr_union_ino);
+		goto out;
+	}
 	if (err || rec->mr_kind != ODF_MK_UPPER)
 		goto det;
 	u = le64_to_cpu(rec->mr_union_ino);
@@ -247,9 +253,10 @@ int unionfs_ino_of(struct super_block *sb, unsigned int bindex,
 		if (unionfs_imap_check_copy(sbi, bid, lower, &u, &ll))
 			goto det;
 	}
-	*uino = u;
 	if (lower_links)
 		*lower_links = ll;
+out:
+	*uino = u;
 	kfree(rec);
 	unionfs_odf_seen_ino(sbi, u);
 	return 0;

@@ -805,7 +805,7 @@ struct unionfs_rdbuild {
 	struct unionfs_rdstage st;
 	bool deferred;			/* the index is sized at the end */
 	bool overflow;			/* deferred, and the names did not fit */
-	struct dentry *udir;		/* the upper part, or NULL */
+	struct dentry *dir;		/* the union directory */
 	struct unionfs_rdio *n;		/* the new file, <ino>.new */
 	struct unionfs_rdio *o;		/* the old one (reconcile), or NULL */
 	u32 live, tomb;
@@ -1218,8 +1218,8 @@ static int unionfs_rdb_name(void *arg, const char *name, int len, u64 ino,
 		return unionfs_rdb_dir_part(rb, ino, type, bindex);
 	if (err != -ENOENT)
 		return err;
-	err = unionfs_uino_entry(rb->sb, bindex, rb->udir, name, len, ino,
-				 &uino);
+	err = unionfs_uino_entry(rb->sb, bindex, unionfs_part_on(rb->dir, bindex),
+				 name, len, ino, &uino);
 	if (err)
 		return err;
 	if (rb->o) {
@@ -1432,7 +1432,7 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 	u64 ino = d_inode(dentry)->i_ino, count;
 	struct unionfs_rdbuild rb = { .sb = sb, .o = old, .first = -1,
-				      .udir = unionfs_upper(dentry),
+				      .dir = dentry,
 				      .deferred = !counted };
 	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;

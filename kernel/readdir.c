@@ -515,8 +515,8 @@ static struct unionfs_rdcache *unionfs_rdcache_build(struct dentry *dentry)
 		if (err)
 			break;
 		err = unionfs_uino_entry(dentry->d_sb, e->bindex,
-					 unionfs_upper(dentry), e->name, e->len,
-					 e->ino, &e->ino);
+					 unionfs_part_on(dentry, e->bindex),
+					 e->name, e->len, e->ino, &e->ino);
 	}
 	if (err) {
 		unionfs_rdcache_free(cache);

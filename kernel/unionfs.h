@@ -414,6 +414,21 @@ static inline void unionfs_real_path(const struct dentry *dentry,
 	}
 }
 
+/* The part of directory @dentry on branch @bindex, or NULL. */
+static inline struct dentry *unionfs_part_on(const struct dentry *dentry,
+					     unsigned int bindex)
+{
+	const struct unionfs_dentry_info *di = READ_ONCE(dentry->d_fsdata);
+	unsigned int i;
+
+	if (!bindex)
+		return unionfs_upper(dentry);
+	for (i = 0; i < di->nlower; i++)
+		if (di->lower[i].bindex == bindex && di->lower[i].positive)
+			return di->lower[i].path.dentry;
+	return NULL;
+}
+
 static inline unsigned int unionfs_real_bindex(const struct dentry *dentry)
 {
 	return unionfs_upper(dentry) || UNIONFS_D(dentry)->alias ? 0 :
@@ -605,15 +620,21 @@ struct dentry *unionfs_imap_find_copy(struct super_block *sb,
 				      u64 *uino);
 int unionfs_imap_record_copy(struct super_block *sb, u64 uino,
 			     unsigned int lbindex, struct inode *lower,
-			     struct dentry *upper, u32 lower_links);
+			     unsigned int tbindex, struct dentry *upper,
+			     u32 lower_links, bool *recopy);
+void unionfs_imap_copy_linked(struct super_block *sb, unsigned int lbindex,
+			      u64 lower_ino, unsigned int tbindex, u64 cino);
+bool unionfs_imap_is_copy(struct unionfs_sb_info *sbi, unsigned int bindex,
+			  u64 ino, u64 uino);
 void unionfs_imap_lower_link_gone(struct super_block *sb, struct inode *inode);
 int unionfs_imap_bigino(struct super_block *sb, unsigned int bindex,
 			u64 lower_ino, u64 *uino);
 int unionfs_imap_max_alloc(struct unionfs_sb_info *sbi, u64 *max);
 int unionfs_imap_check_copy(struct unionfs_sb_info *sbi, u16 bid,
 			    struct inode *upper, u64 *uino, u32 *ll);
-int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u64 upper_ino);
-void unionfs_imap_forget(struct super_block *sb, u64 uino, struct inode *upper);
+int unionfs_imap_drop_copy(struct unionfs_sb_info *sbi, u16 bid, u64 cino);
+void unionfs_imap_forget(struct super_block *sb, unsigned int bindex,
+			 struct inode *upper);
 
 /* copyup.c */
 int unionfs_copy_up(struct dentry *dentry);
@@ -621,7 +642,7 @@ bool unionfs_change_in_place(struct dentry *dentry, struct path *path);
 int unionfs_prepare_change(struct dentry *dentry, struct path *path,
 			   bool *in_place);
 void unionfs_change_done(struct dentry *dentry, bool in_place);
-int unionfs_copy_up_truncate(struct dentry *dentry);
+int unionfs_copy_up_open(struct dentry *dentry, bool trunc, bool lower_ok);
 int unionfs_copy_up_other_name(struct dentry *dentry);
 
 /* dentry.c */
@@ -631,6 +652,9 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di);
 void unionfs_lower_set(struct unionfs_lower *l, struct vfsmount *mnt,
 		       struct dentry *ld, unsigned int bindex);
 void unionfs_lookup_moved(struct dentry *alias, struct dentry *dentry);
+struct unionfs_dentry_info *
+unionfs_dinfo_shown_at(const struct unionfs_dentry_info *di, unsigned int k,
+		       struct dentry *ld);
 struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 					     struct dentry *parent,
 					     const struct qstr *name);
@@ -671,6 +695,8 @@ bool unionfs_uino_quick(struct super_block *sb, unsigned int bindex,
 struct inode *unionfs_iget(struct super_block *sb, u64 ino, struct inode *lower,
 			   unsigned int bindex);
 void unionfs_inode_copied_up(struct inode *inode, struct inode *upper);
+void unionfs_inode_copied_lower(struct inode *inode, struct inode *real,
+				unsigned int bindex);
 int unionfs_inode_moved(struct inode *inode, struct inode *real,
 			unsigned int bindex, const struct vfsmount *mnt);
 int unionfs_setattr(unionfs_idmap_t *idmap, struct dentry *dentry,

@@ -9,7 +9,8 @@ Mode rwlower (tests/vm/tests/union-powercut-rwlower.sh): the logged
 and l (a writable lower branch), over a read-only lower on the plain
 disk; the operations change and remove objects of l in place, where a
 whiteout of the ODF must be durable before the branch's unlink (docs/
-odf-format.md 9.4).
+odf-format.md 9.4), and copy files of the read-only lower to l (9.6),
+whose number must survive every cut.
 
 1. Record.  The upper branch (ext4) and the ODF each sit on a dm-linear
    slice of a scratch disk under a dm-log-writes target with its own log
@@ -101,6 +102,7 @@ FLUSHY = ("FLUSH", "FUA")
 PROFILE = {}
 RWLOWER = False         # mode rwlower: a writable lower branch (main)
 RW_LOWER_ID = 2         # its branch id: the second of dirs= when the ODF is new
+RO_LOWER_ID = 3         # the read-only lower's: its files are copied to l
 
 
 def sh(*cmd, check=True, quiet=False):
@@ -343,7 +345,7 @@ def make_rwlower(rounds):
             os.makedirs(os.path.join(o, d), exist_ok=True)
         for f in ("a", "b", "c", "g", "k", "t", "x/f", "m/log", "m/old"):
             wfile(os.path.join(l, f), b"%s of round %d on the rw lower\n" % (f.encode(), r) * 50)
-        for f in ("b", "g", "k", "dst/y"):
+        for f in ("b", "g", "k", "dst/y", "cp", "cq"):
             wfile(os.path.join(o, f), b"%s of round %d on the ro lower\n" % (f.encode(), r))
 
 
@@ -352,6 +354,16 @@ def in_place(_, r, d):
     upper part (the upper branch is directory u of the logged fs)."""
     if os.path.exists(os.path.join(UP, "u", "r%d" % r, d)):
         raise AssertionError("r%d/%s was copied up: not in place" % (r, d))
+
+
+def on_rw_lower(_, r, f):
+    """After a change of a file of the read-only branch: it was copied to
+    the writable lower branch (directory l), the nearest writable one
+    above it, not to the upper branch (unionfs(5))."""
+    if not os.path.exists(os.path.join(UP, "l", "r%d" % r, f)):
+        raise AssertionError("r%d/%s was not copied to the writable lower branch" % (r, f))
+    if os.path.exists(os.path.join(UP, "u", "r%d" % r, f)):
+        raise AssertionError("r%d/%s was copied to the upper branch" % (r, f))
 
 
 def ops_rwlower(r):
@@ -377,8 +389,20 @@ def ops_rwlower(r):
         ("unlink x/f, rmdir x (rw lower only)", lambda: (os.unlink(P("x/f")), os.rmdir(P("x"))), None),
         ("write rw-lower a and fsync it",
          lambda: wfile(P("a"), b"A" * 4000, os.O_WRONLY, off=0, fsync=True), ("fsync", "a")),
+        # A read-only branch's file is copied to the writable lower
+        # branch (9.6: records before the link) and then changed there.
+        ("append to ro-lower cp (copied to the rw lower)",
+         lambda: on_rw_lower(wfile(P("cp"), b"more cp\n", os.O_WRONLY | os.O_APPEND), r, "cp"), None),
+        ("write ro-lower cq and fsync it (copied to the rw lower)",
+         lambda: on_rw_lower(wfile(P("cq"), b"Q" * 3000, os.O_WRONLY, off=0, fsync=True), r, "cq"),
+         ("fsync", "cq")),
         ("sync", lambda: os.sync(), "sync"),
         ("rename rw-lower g into dst (copied up)", lambda: os.rename(P("g"), P("dst/g")), None),
+        ("unlink cp, a copy on the rw lower (whiteout over the ro one)", lambda: os.unlink(P("cp")), None),
+        # cq's name is on the ro branch too: no rename in place, the copy
+        # on l is copied again, to the upper branch (6.3: its records).
+        ("rename the copy cq into dst (copied again, to the upper)",
+         lambda: os.rename(P("cq"), P("dst/cq")), None),
         ("create b over its whiteout", lambda: wfile(P("b"), b"new b\n"), None),
         # m has no upper part and its names are on no other branch: the
         # renames are made in the branch (9.5, "In place").
@@ -674,12 +698,15 @@ def allowed(rec, k, mid):
             # of its full size (seen on 6.12's ext4 upper).
             conts.add(EMPTY)
             conts |= {zeros_of(c) for c in conts}
-        if RWLOWER and ino >> 48 == RW_LOWER_ID and f is None and len(conts) > 1:
+        if RWLOWER and ino >> 48 in (RW_LOWER_ID, RO_LOWER_ID) and f is None and len(conts) > 1:
             # Written in place on the writable lower branch (ext4) and
-            # not fsync'ed in the window: as on a bare ext4, a write
-            # into allocated blocks is not ordered against the size, so
-            # any mix of its contents may show.  Names and st_ino are
-            # still checked, and fsync'ed data too (f above).
+            # not fsync'ed in the window (a file of the read-only lower
+            # is written there after its copy): as on a bare ext4, a
+            # write into allocated blocks is not ordered against the
+            # size, so any mix of its contents may show (an append: the
+            # old bytes and zeros, once another file's fsync committed
+            # the size).  Names and st_ino are still checked, and
+            # fsync'ed data too (f above).
             conts = set()
         res[ino] = (names, conts, isdir)
     return res, d

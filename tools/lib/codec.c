@@ -319,9 +319,9 @@ int odf_map_rec_verify(const struct odf_map_rec *r, int kind)
 			return ODF_BAD_FIELD;
 		return ODF_GOOD;
 	case ODF_MK_COPIED:
+		/* the number: det(key), allocated, or (a copy copied
+		 * again) its copy's, which pass 3 checks */
 		if (tb == 0 || tb > ODF_BRANCH_ID_MAX || t == 0)
-			return ODF_BAD_FIELD;
-		if (!odf_uino_is_alloc(u) && u != odf_uino_det(kb, key))
 			return ODF_BAD_FIELD;
 		return ODF_GOOD;
 	case ODF_MK_BIGINO:

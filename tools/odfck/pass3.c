@@ -527,7 +527,11 @@ static int rev_to_fwd(struct odfck_ctx *ctx, struct mvec *f, struct mvec *r)
 
 			if (kind == ODF_MK_UPPER || kind == ODF_MK_BIGINO)
 				owned = 1;
-			else if (kind == ODF_MK_COPIED && copied < 0)
+			/* an original's, not a copy copied again's (6.3) */
+			else if (kind == ODF_MK_COPIED && copied < 0 &&
+				 (odf_uino_is_alloc(uino) ||
+				  uino == odf_uino_det(rbranch(&f->r[u[j][1]]),
+						       rkey(&f->r[u[j][1]]))))
 				copied = (long)u[j][1];
 		}
 		/* the number has an owner elsewhere: owners_to_rev fixes it */
@@ -617,6 +621,12 @@ static int copied_to_upper(struct odfck_ctx *ctx, struct mvec *f)
 			}
 			continue;
 		}
+		/* a copy copied again whose new copy has no record (a
+		 * crash before it was linked, or it is gone): the record
+		 * keeps the first copy's number, nothing to recreate */
+		if (k < 0 && !odf_uino_is_alloc(ruino(c)) &&
+		    ruino(c) != odf_uino_det(rbranch(c), rkey(c)))
+			continue;
 		if (k < 0) {
 			if (fix_problem(ctx, PR_3_UPPER_MISSING, &pc)) {
 				struct odf_map_rec u;
@@ -628,7 +638,11 @@ static int copied_to_upper(struct odfck_ctx *ctx, struct mvec *f)
 					free(idx);
 					return FSCK_ERROR;
 				}
-				c = &f->r[i];	/* push may move the array */
+				/* later records may name it: look it up too */
+				free(idx);
+				idx = sorted(f, &nlive);
+				if (!idx)
+					return FSCK_ERROR;
 			}
 			continue;
 		}

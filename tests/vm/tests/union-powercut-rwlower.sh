@@ -7,7 +7,9 @@
 # fsync'ed, unlinked and removed in place (with and without a copy on
 # the read-only branch, which the whiteout must hide before the
 # branch's unlink is durable: docs/odf-format.md 9.4), renamed (copied
-# up), and a name is created over a whiteout.  Each replayed state must
+# up), and a name is created over a whiteout; files of the read-only
+# branch are copied to the writable lower (records before the link,
+# 9.6), written there, and one is unlinked.  Each replayed state must
 # pass the checks of tests/vm/powercut.py (mode rwlower): no deleted
 # name back, no name of the read-only branch showing that never showed,
 # fsync'ed data intact, st_ino unchanged, odfck clean.  At most
