@@ -512,6 +512,27 @@ static struct inode *unionfs_shown_lower(struct inode *inode)
 	return ui->bindex ? ui->lower : ui->origin;
 }
 
+/*
+ * Copy what the union inode shows and nothing else: the branch dentry
+ * keeps its inode, but check, so that no object put at the name on the
+ * branch since (a symlink, say) is ever copied or followed.  @any: the
+ * object is linked to another name's copy, not copied.  Fills @st.
+ */
+static int unionfs_copy_check_shown(struct inode *inode,
+				    const struct path *lower, bool any,
+				    struct kstat *st)
+{
+	struct inode *shown = unionfs_shown_lower(inode);
+	int err;
+
+	if (!any && shown && d_inode(lower->dentry) != shown)
+		return -ESTALE;
+	err = vfs_getattr(lower, st, STATX_BASIC_STATS, AT_STATX_SYNC_AS_STAT);
+	if (err)
+		return err;
+	return ((st->mode ^ inode->i_mode) & S_IFMT) ? -ESTALE : 0;
+}
+
 /* The credentials a copy is made with: the mounter's, or an LSM's own. */
 struct unionfs_copy_creds {
 	const struct cred *old, *lsm_old;
@@ -553,7 +574,7 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 {
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
-	struct inode *inode = d_inode(dentry), *shown;
+	struct inode *inode = d_inode(dentry);
 	struct dentry *parent, *ud;
 	struct path lower, uparent;
 	struct unionfs_copy_creds cc;
@@ -603,22 +624,12 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	    atomic_read(&d_inode(lower.dentry)->i_writecount) > 0)
 		goto out;
 	/*
-	 * Copy what the union inode shows and nothing else: the branch
-	 * dentry keeps its inode, but check, so that no object put at the
-	 * name on the branch since (a symlink, say) is ever copied or
-	 * followed.  Nothing here follows a link: the lower object is
-	 * opened by its dentry, the upper names are looked up one
-	 * component at a time and must be negative.
+	 * Nothing here follows a link: the lower object is opened by its
+	 * dentry, the upper names are looked up one component at a time
+	 * and must be negative.
 	 */
-	err = -ESTALE;
-	shown = unionfs_shown_lower(inode);
-	if (!di->alias && shown && d_inode(lower.dentry) != shown)
-		goto out;
-	err = vfs_getattr(&lower, &st, STATX_BASIC_STATS, AT_STATX_SYNC_AS_STAT);
+	err = unionfs_copy_check_shown(inode, &lower, di->alias, &st);
 	if (err)
-		goto out;
-	err = -ESTALE;
-	if ((st.mode ^ inode->i_mode) & S_IFMT)
 		goto out;
 
 	parent = dget_parent(dentry);
@@ -814,16 +825,11 @@ static int unionfs_copy_to_lower(struct dentry *dentry, bool data,
 	if (err)
 		goto out;
 	lower = top->path;
-	/* What the union inode shows and nothing else (unionfs_copy_up_one()). */
 	err = -ESTALE;
-	if (d_inode(lower.dentry) != unionfs_lower_inode(inode) ||
-	    UNIONFS_I(inode)->bindex != top->bindex)
+	if (UNIONFS_I(inode)->bindex != top->bindex)
 		goto out;
-	err = vfs_getattr(&lower, &st, STATX_BASIC_STATS, AT_STATX_SYNC_AS_STAT);
+	err = unionfs_copy_check_shown(inode, &lower, false, &st);
 	if (err)
-		goto out;
-	err = -ESTALE;
-	if ((st.mode ^ inode->i_mode) & S_IFMT)
 		goto out;
 	err = 1;
 	if (st.nlink != 1)
