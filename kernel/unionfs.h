@@ -341,8 +341,22 @@ static inline struct dentry *unionfs_upper(const struct dentry *dentry)
 	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	/* Pairs with the release in unionfs_set_upper(). */
 	struct dentry *upper = smp_load_acquire(&di->upper);
+	struct inode *inode;
 
-	return upper && d_is_positive(upper) ? upper : NULL;
+	if (!upper || !d_is_positive(upper))
+		return NULL;
+	/*
+	 * An fd's dentry outlives its name (unlinked through the union)
+	 * and keeps the upper dentry of that name, which a file made there
+	 * since has turned positive: it is this dentry's upper object only
+	 * if it is the one the inode shows.
+	 * (A copy-up links its copy before the inode shows it: until then
+	 * the dentry still shows the lower object.)
+	 */
+	inode = d_inode_rcu(dentry);
+	if (inode && d_inode_rcu(upper) != unionfs_lower_inode(inode))
+		return NULL;
+	return upper;
 }
 
 /*
