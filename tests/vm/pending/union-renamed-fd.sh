@@ -16,7 +16,11 @@
 #  9. fd; rename in place; rename again in place; mode=ro; fchmod(fd):
 #     ESTALE and no copy at the name the file left;
 # 10. fd; rename in place; mode=ro; rm of the new name (a whiteout);
-#     fchmod(fd): ENOENT and nothing comes back.
+#     fchmod(fd): ENOENT and nothing comes back;
+# 11. as 8, in a directory that is only on l1 (the fd's dentry has no
+#     upper dentry at all): ENOENT and nothing comes back.  This one
+#     brings the file back on 9918183 and d82c2ec ('p OK': fchmod copies
+#     the unlinked l1 file up to up/e6/p2, which shows again).
 # A fix tried in stop 34 (give the dentry an info with only its object,
 # refuse a copy of a file whose branch dentry moved) was withdrawn after
 # review: without the old upper dentry nothing stopped a copy at a name
@@ -34,7 +38,7 @@ up=/mnt/up l1=/mnt/l1 l2=/mnt/l2 u=/mnt/u
 mkbranch ext4 "$(nth_disk 1)" $up
 mkbranch ext4 "$(nth_disk 2)" $l1
 mkbranch ext4 "$(nth_disk 3)" $l2
-mkdir -p $up/d $l1/d $l1/e $l1/e2 $l1/e3 $l1/e4 $l1/e5 $l2/d $l2/d/sub
+mkdir -p $up/d $l1/d $l1/e $l1/e2 $l1/e3 $l1/e4 $l1/e5 $l1/e6 $l2/d $l2/d/sub
 echo ro >$l2/d/rof
 echo rw1 >$l1/d/rmf
 echo rw2 >$l1/d/mvf
@@ -44,6 +48,7 @@ echo k >$l1/d/lk
 echo ra >$l1/d/ra
 echo rb >$l1/d/rb
 echo wa >$l1/d/wa
+echo p >$l1/e6/p
 ln $l1/d/ha $l1/d/hb
 chmod 644 $l2/d/rof $l1/d/rmf $l1/d/mvf $l1/d/lg $l1/d/ha $l1/d/lk $l1/d/ra $l1/d/rb $l1/d/wa
 mkodf_dev "$ODF_DEV"
@@ -198,6 +203,14 @@ os.unlink(u + "/e5/wa")
 print("wa", err(lambda: os.fchmod(fd, 0o640)))
 remount("rw")
 os.close(fd)
+
+fd = os.open(u + "/e6/p", os.O_RDONLY)
+os.rename(u + "/e6/p", u + "/e6/p2")
+os.unlink(u + "/e6/p2")
+remount("ro")
+print("p", err(lambda: os.fchmod(fd, 0o640)))
+remount("rw")
+os.close(fd)
 PY
 ) || fail "python: $out"
 echo "$out"
@@ -221,6 +234,8 @@ expect_eq "union e4/: no copy at the old name" "rb2" "$(union_ls $u/e4)"
 expect_eq "l1/e4/rb2 unchanged" "644 rb" "$(stat -c %a $l1/e4/rb2) $(cat $l1/e4/rb2)"
 expect_eq "fchmod through the fd of a file whited out since" "wa ENOENT" "$(echo "$out" | sed -n 6p)"
 expect_eq "union e5/: the removed file not back" "" "$(union_ls $u/e5)"
+expect_eq "fchmod through the fd of a file renamed and removed in an l1-only directory" "p ENOENT" "$(echo "$out" | sed -n 7p)"
+expect_eq "union e6/: the removed file not back" "" "$(union_ls $u/e6)"
 expect_eq "l2 unchanged" ro "$(cat $l2/d/rof)"
 union_umount $u
 "$ODFCK" -fn "$ODF_DEV" >$TMP/fsck.out 2>&1 || { cat $TMP/fsck.out; fail "odfck -fn"; }
