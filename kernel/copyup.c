@@ -564,6 +564,81 @@ static void unionfs_copy_creds_end(struct unionfs_copy_creds *cc)
 	revert_creds(cc->old);
 }
 
+/* Infos a dentry may keep for copies through it (copy_name_current). */
+#define UNIONFS_SWAPS_MAX 16
+
+static unsigned int unionfs_dinfo_chain(const struct unionfs_dentry_info *di)
+{
+	unsigned int n = 0;
+
+	for (; di; di = di->next_old)
+		n++;
+	return n;
+}
+
+/*
+ * Before a copy made at @dentry's name, with its inode's copyup_lock
+ * held: a non-directory dentry that is unhashed or invalid may no
+ * longer be its name's (an fd's, after a rename or a removal through
+ * another dentry, which the lookup that replaced it made), and its name
+ * may show another object now, or none: a copy there would bring a
+ * removed file back.  Such a dentry takes a new lookup's info if its
+ * name still shows its object (marked invalid: a later lookup still
+ * replaces a hashed one).  0 then, or when nothing needs checking;
+ * -ENOENT when the object has no name left, in the union or in its
+ * branch; -ESTALE when it has one elsewhere.  Unlink, rmdir and rename
+ * hold copyup_lock too: the answer holds until the lock is released.
+ */
+static int unionfs_copy_name_current(struct dentry *dentry)
+{
+	struct unionfs_dentry_info *di = UNIONFS_D(dentry), *new;
+	struct inode *inode = d_inode(dentry);
+	const struct unionfs_lower *top;
+	struct name_snapshot name;
+	struct dentry *parent;
+	bool same;
+
+	if (d_is_dir(dentry) || IS_ROOT(dentry) || unionfs_upper(dentry) ||
+	    (!d_unhashed(dentry) && !READ_ONCE(di->invalid)))
+		return 0;
+	if (READ_ONCE(di->removed))
+		return -ENOENT;
+	parent = dget_parent(dentry);
+	take_dentry_name_snapshot(&name, dentry);
+	new = unionfs_relookup_file(dentry, parent, &name.name);
+	spin_lock(&dentry->d_lock);
+	same = dentry->d_parent == parent &&
+	       dentry->d_name.hash_len == name.name.hash_len &&
+	       !memcmp(dentry->d_name.name, name.name.name, name.name.len);
+	spin_unlock(&dentry->d_lock);
+	release_dentry_name_snapshot(&name);
+	dput(parent);
+	if (IS_ERR(new))
+		return PTR_ERR(new);
+	if (new && same) {
+		/*
+		 * Each swap keeps the old info until the dentry goes: a few
+		 * (a copy that failed and is retried) but not without end.
+		 */
+		if (unionfs_dinfo_same(di, new)) {
+			unionfs_free_dinfo(new);
+			return 0;
+		}
+		if (unionfs_dinfo_chain(di) < UNIONFS_SWAPS_MAX) {
+			new->invalid = true;
+			unionfs_swap_dinfo(dentry, new);
+			return 0;
+		}
+		unionfs_free_dinfo(new);
+		return -ESTALE;
+	}
+	unionfs_free_dinfo(new);
+	top = unionfs_top_lower(dentry);
+	if (!inode->i_nlink || (top && !d_inode(top->path.dentry)->i_nlink))
+		return -ENOENT;
+	return -ESTALE;
+}
+
 /*
  * Copy up @dentry, whose parent is on the upper branch already.  The
  * inode's copyup_lock is held throughout: unlink, rmdir and rename of a
@@ -573,7 +648,7 @@ static void unionfs_copy_creds_end(struct unionfs_copy_creds *cc)
 static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 {
 	struct super_block *sb = dentry->d_sb;
-	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct unionfs_dentry_info *di;
 	struct inode *inode = d_inode(dentry);
 	struct dentry *parent, *ud;
 	struct path lower, uparent;
@@ -584,6 +659,12 @@ static int unionfs_copy_up_one(struct dentry *dentry, bool data)
 	int err;
 
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	err = unionfs_copy_name_current(dentry);
+	if (err) {
+		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+		return err;
+	}
+	di = UNIONFS_D(dentry);
 	if (unionfs_upper(dentry)) {
 		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
 		return 0;
@@ -799,6 +880,7 @@ static int unionfs_copy_to_lower(struct dentry *dentry, bool data,
 	struct path lower, kparent;
 	unsigned int kbindex = 0;
 	struct kstat st;
+	bool same;
 	int k, err;
 
 	if (!S_ISREG(inode->i_mode) || READ_ONCE(UNIONFS_SB(sb)->odf_failed))
@@ -806,8 +888,14 @@ static int unionfs_copy_to_lower(struct dentry *dentry, bool data,
 	if (!locked)
 		inode_lock(inode);
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	err = unionfs_copy_name_current(dentry);
+	if (err) {
+		mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+		if (!locked)
+			inode_unlock(inode);
+		return err;
+	}
 	di = UNIONFS_D(dentry);
-	err = 0;
 	if (unionfs_change_in_place(dentry, &lower))
 		goto out_unlock;	/* copied meanwhile: in place now */
 	err = READ_ONCE(di->removed) ? -ENOENT : 1;
@@ -849,6 +937,17 @@ static int unionfs_copy_to_lower(struct dentry *dentry, bool data,
 	kparent.dentry = dget_parent(l->path.dentry);
 	if (kparent.dentry != l->parent)
 		goto out_parent;	/* moved in its branch: err 1 */
+	/*
+	 * The entry is of the name at lookup: a dentry renamed since would
+	 * put the copy at its new name in its old directory.  Upwards.
+	 */
+	if (unionfs_part_on(parent, kbindex) != kparent.dentry)
+		goto out_parent;
+	spin_lock(&l->path.dentry->d_lock);
+	same = d_same_name(l->path.dentry, kparent.dentry, &dentry->d_name);
+	spin_unlock(&l->path.dentry->d_lock);
+	if (!same)
+		goto out_parent;
 	inode_lock_nested(d_inode(kparent.dentry), I_MUTEX_PARENT);
 	kd = lookup_one_len(dentry->d_name.name, kparent.dentry,
 			    dentry->d_name.len);

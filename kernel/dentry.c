@@ -61,6 +61,30 @@ void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new)
 	smp_store_release(&dentry->d_fsdata, new);
 }
 
+/*
+ * Do two infos of a name hold the same branch dentries (a new lookup
+ * found what the old one did)?  Their flags are not compared.
+ */
+bool unionfs_dinfo_same(const struct unionfs_dentry_info *a,
+			const struct unionfs_dentry_info *b)
+{
+	unsigned int i;
+
+	if (a->upper != b->upper || a->upper_positive != b->upper_positive ||
+	    a->nlower != b->nlower || a->top != b->top)
+		return false;
+	for (i = 0; i < a->nlower; i++) {
+		const struct unionfs_lower *x = &a->lower[i], *y = &b->lower[i];
+
+		if (x->path.dentry != y->path.dentry ||
+		    x->path.mnt != y->path.mnt || x->bindex != y->bindex ||
+		    x->positive != y->positive || x->parent != y->parent ||
+		    x->hash_len != y->hash_len)
+			return false;
+	}
+	return true;
+}
+
 /* The branch object @di shows: its upper one, else its top lower one. */
 static struct inode *unionfs_dinfo_real(const struct unionfs_dentry_info *di)
 {
@@ -397,7 +421,7 @@ static int unionfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 				return 0;
 
 	inode = d_inode_rcu(dentry);
-	top = unionfs_top_lower(dentry);
+	top = di->top < di->nlower ? &di->lower[di->top] : NULL;
 	if (upper && d_is_positive(upper)) {
 		if (!inode)
 			return 0;

@@ -672,6 +672,9 @@ static bool unionfs_name_below(struct dentry *dentry)
 	bool after = false, below = false;
 	unsigned int i;
 
+	/* Shown from the upper now (read without copyup_lock): a whiteout. */
+	if (!top)
+		return true;
 	old_cred = unionfs_override_creds(dentry->d_sb);
 	for (i = 0; i < pdi->nlower && !below; i++) {
 		const struct unionfs_lower *pl = &pdi->lower[i];
@@ -788,7 +791,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 			       bool is_dir)
 {
 	struct super_block *sb = dir->i_sb;
-	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
+	struct unionfs_dentry_info *di;
 	struct inode *inode = d_inode(dentry);
 	struct dentry *upper;
 	const struct cred *old_cred;
@@ -827,6 +830,8 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 			return err;
 	}
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
+	/* A copy-up through an fd may swap the info (copyup.c): read it now. */
+	di = UNIONFS_D(dentry);
 	upper = unionfs_upper(dentry);
 	in_place = unionfs_change_in_place(dentry, &lower);
 	unionfs_rd_begin(&rdt, dentry->d_parent, 0);
@@ -1008,15 +1013,17 @@ static bool unionfs_rename_in_place(struct dentry *old, struct dentry *new,
 				    unsigned int flags, struct path *lower,
 				    int *k)
 {
+	const struct unionfs_lower *top;
 	struct path nl;
 
 	if ((flags & RENAME_EXCHANGE) || d_is_dir(old) ||
 	    !unionfs_change_in_place(old, lower) ||
 	    unionfs_needs_whiteout(old, true))
 		return false;
+	/* Asked again under copyup_lock; before it, an info may be swapped. */
+	top = unionfs_top_lower(old);
 	*k = unionfs_create_part(new);
-	if (*k < 0 || UNIONFS_D(new)->lower[*k].bindex !=
-		      unionfs_top_lower(old)->bindex)
+	if (!top || *k < 0 || UNIONFS_D(new)->lower[*k].bindex != top->bindex)
 		return false;
 	if (d_really_is_negative(new))
 		return !(UNIONFS_D(new)->ns_flags & ODF_NODE_WHITEOUT);

@@ -419,6 +419,50 @@ other:
 }
 
 /*
+ * @dentry, a non-directory, may no longer be its name's dentry: an fd's
+ * dentry unhashed after its name was renamed or removed through another
+ * dentry, or one marked invalid.  Before a copy made at its name, look
+ * the name up again as unionfs_relookup() does (the caller checks the
+ * name and parent did not change).  Returns the new info if the name
+ * still shows the dentry's object, or is a lower hard link of it once
+ * copied up (the copy-up then links the name to that copy); NULL if it
+ * shows another object or none; or an ERR_PTR.
+ */
+struct unionfs_dentry_info *unionfs_relookup_file(struct dentry *dentry,
+						  struct dentry *parent,
+						  const struct qstr *name)
+{
+	struct unionfs_inode_info *ui = UNIONFS_I(d_inode(dentry));
+	struct unionfs_dentry_info *di;
+	struct inode *real = NULL;
+	bool have_uino, same;
+	u64 ino;
+
+	di = unionfs_lookup_again(parent, name, &ino, &have_uino);
+	if (IS_ERR(di))
+		return di;
+	if (di->upper_positive)
+		real = d_inode(di->upper);
+	else if (di->top < di->nlower)
+		real = d_inode(di->lower[di->top].path.dentry);
+	/* Pairs with the release in unionfs_inode_copied_up(). */
+	if (!smp_load_acquire(&ui->bindex))
+		same = real == READ_ONCE(ui->lower) ||
+		       (!di->upper_positive && real == ui->origin);
+	else
+		same = !di->upper_positive && real == READ_ONCE(ui->lower) &&
+		       di->lower[di->top].bindex == ui->bindex;
+	if (!real || !same || (have_uino && ino != d_inode(dentry)->i_ino)) {
+		unionfs_free_dinfo(di);
+		return NULL;
+	}
+	/* A lower hard link shows the copy (as unionfs_copy_up_one() finds it). */
+	if (!di->upper_positive && real == ui->origin)
+		di->alias = d_find_any_alias(READ_ONCE(ui->lower));
+	return di;
+}
+
+/*
  * @dentry's object was just made on a writable lower branch, as @lower
  * (dir.c: a new name in a directory without an upper part).  Look the
  * name up again, as a lookup would, give the dentry that info and

@@ -310,7 +310,8 @@ static inline struct inode *unionfs_lower_inode(const struct inode *inode)
 
 static inline struct unionfs_dentry_info *UNIONFS_D(const struct dentry *dentry)
 {
-	return dentry->d_fsdata;
+	/* Swapped under copyup_lock (unionfs_swap_dinfo()), read without. */
+	return READ_ONCE(dentry->d_fsdata);
 }
 
 /*
@@ -335,10 +336,14 @@ static inline void unionfs_name_changed(struct dentry *dentry)
 	smp_store_release(&UNIONFS_D(dentry)->changing, false);
 }
 
-/* The upper branch dentry of a union name if it is positive, else NULL. */
-static inline struct dentry *unionfs_upper(const struct dentry *dentry)
+/*
+ * The upper branch dentry of a union name if it is positive, else NULL;
+ * of @di, the dentry's info (unionfs_upper_of()), or its current one.
+ */
+static inline struct dentry *
+unionfs_upper_of(const struct dentry *dentry,
+		 const struct unionfs_dentry_info *di)
 {
-	struct unionfs_dentry_info *di = UNIONFS_D(dentry);
 	/* Pairs with the release in unionfs_set_upper(). */
 	struct dentry *upper = smp_load_acquire(&di->upper);
 	struct inode *inode;
@@ -357,6 +362,11 @@ static inline struct dentry *unionfs_upper(const struct dentry *dentry)
 	if (inode && d_inode_rcu(upper) != unionfs_lower_inode(inode))
 		return NULL;
 	return upper;
+}
+
+static inline struct dentry *unionfs_upper(const struct dentry *dentry)
+{
+	return unionfs_upper_of(dentry, UNIONFS_D(dentry));
 }
 
 /*
@@ -416,15 +426,21 @@ static inline struct vfsmount *unionfs_upper_mnt(const struct super_block *sb)
 static inline void unionfs_real_path(const struct dentry *dentry,
 				     struct path *path)
 {
-	struct dentry *upper = unionfs_upper(dentry);
+	/*
+	 * One read of the info: a copy-up through an fd's dentry may swap
+	 * in another (copyup.c), whose parts differ.  Pairs with the
+	 * release in unionfs_swap_dinfo().
+	 */
+	const struct unionfs_dentry_info *di = smp_load_acquire(&dentry->d_fsdata);
+	struct dentry *upper = unionfs_upper_of(dentry, di);
 
 	if (!upper)
-		upper = UNIONFS_D(dentry)->alias;
+		upper = di->alias;
 	if (upper) {
 		path->mnt = unionfs_upper_mnt(dentry->d_sb);
 		path->dentry = upper;
 	} else {
-		*path = unionfs_top_lower(dentry)->path;
+		*path = di->lower[di->top].path;
 	}
 }
 
@@ -445,8 +461,11 @@ static inline struct dentry *unionfs_part_on(const struct dentry *dentry,
 
 static inline unsigned int unionfs_real_bindex(const struct dentry *dentry)
 {
-	return unionfs_upper(dentry) || UNIONFS_D(dentry)->alias ? 0 :
-	       unionfs_top_lower(dentry)->bindex;
+	/* One read of the info, as in unionfs_real_path(). */
+	const struct unionfs_dentry_info *di = smp_load_acquire(&dentry->d_fsdata);
+
+	return unionfs_upper_of(dentry, di) || di->alias ? 0 :
+	       di->lower[di->top].bindex;
 }
 
 /* Does the name show an object that is on a branch other than the upper? */
@@ -672,8 +691,13 @@ unionfs_dinfo_shown_at(const struct unionfs_dentry_info *di, unsigned int k,
 struct unionfs_dentry_info *unionfs_relookup(struct dentry *dentry,
 					     struct dentry *parent,
 					     const struct qstr *name);
+struct unionfs_dentry_info *unionfs_relookup_file(struct dentry *dentry,
+						  struct dentry *parent,
+						  const struct qstr *name);
 void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry);
 void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new);
+bool unionfs_dinfo_same(const struct unionfs_dentry_info *a,
+			const struct unionfs_dentry_info *b);
 void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 
 /* namei.c */

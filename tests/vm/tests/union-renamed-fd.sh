@@ -1,36 +1,27 @@
 #!/bin/bash
-# PENDING (known open bug, stop 34): the fd of a file renamed in place on
-# a writable lower branch.  The union dentry the fd holds keeps the old
-# name's upper dentry (negative) and negative branch dentries of the old
-# name.  Expected (parts 1-4 are tests/vm/tests/union-stale-upper-fd.sh's):
+# The fd of a file renamed in place on a writable lower branch.  The
+# union dentry the fd holds keeps the old name's upper dentry (negative)
+# and negative branch dentries of the old name; a lookup of the new name
+# replaces it (a renamed dentry is marked invalid).  A change through the
+# fd that copies the object must first look its name up again and copy
+# only if the name still shows the object (copyup.c,
+# unionfs_copy_name_current()); parts 1-4 are union-stale-upper-fd's:
 #  5. fd; rename in place; mode=ro of the branch; fchmod(fd): the file is
-#     copied up at its new name (now: ESTALE, copy_up_one finds the old
+#     copied up at its new name (bug: ESTALE, the copy-up found the old
 #     name's upper dentry);
 #  6. rm of a copied-up hard link whose other name was renamed in place
 #     and is held open works;
 #  7. fd; rename in place; ln through the union (copies it up); fchmod(fd)
-#     changes that copy (now: ESTALE);
+#     changes that copy and fstat shows it (bug: ESTALE);
 #  8. fd; rename in place; rm of the new name; mode=ro; fchmod(fd): ENOENT
 #     and nothing comes back;
 #  9. fd; rename in place; rename again in place; mode=ro; fchmod(fd):
-#     ESTALE and no copy at the name the file left;
+#     ESTALE (the file is elsewhere now) and no copy at the name it left;
 # 10. fd; rename in place; mode=ro; rm of the new name (a whiteout);
 #     fchmod(fd): ENOENT and nothing comes back;
 # 11. as 8, in a directory that is only on l1 (the fd's dentry has no
-#     upper dentry at all): ENOENT and nothing comes back.  This one
-#     brings the file back on 9918183 and d82c2ec ('p OK': fchmod copies
-#     the unlinked l1 file up to up/e6/p2, which shows again).
-# A fix tried in stop 34 (give the dentry an info with only its object,
-# refuse a copy of a file whose branch dentry moved) was withdrawn after
-# review: without the old upper dentry nothing stopped a copy at a name
-# the object had left through the union (8 and 10 brought the file back),
-# and the moved-branch-dentry test gave false ESTALE/ENOENT for vfat
-# branches (vfat_lookup d_moves a dentry between long and 8.3 names),
-# unions as branches (inner dentries unhashed by revalidation) and rm of
-# a copied hard link whose other lower name was renamed directly.  What
-# a fix needs: a copy-up through a dentry that is not its name's current
-# one (unhashed, or invalid) must first check that the name's current
-# union dentry shows this inode, and else refuse.
+#     upper dentry at all): ENOENT and nothing comes back (bug: fchmod
+#     copied the unlinked l1 file up to up/e6/p2, which showed again).
 . "$SRC/tests/vm/lib.sh"
 
 up=/mnt/up l1=/mnt/l1 l2=/mnt/l2 u=/mnt/u
