@@ -796,7 +796,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	struct dentry *upper;
 	const struct cred *old_cred;
 	struct unionfs_rd_txn rdt;
-	bool whiteout, in_place;
+	bool whiteout, in_place, may_in_place = true, retry;
 	struct unionfs_branch *br;
 	struct path lower;
 	int err;
@@ -804,6 +804,8 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	err = unionfs_may_write(sb);
 	if (err)
 		return err;
+again:
+	retry = false;
 	if (is_dir) {
 		err = unionfs_check_empty(dentry);
 		if (err)
@@ -822,7 +824,7 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	 * An object removed in place from a writable lower branch needs
 	 * none when no other branch has the name.
 	 */
-	in_place = unionfs_change_in_place(dentry, &lower);
+	in_place = may_in_place && unionfs_change_in_place(dentry, &lower);
 	if (unionfs_has_lower(dentry) && !unionfs_upper(dentry->d_parent) &&
 	    unionfs_needs_whiteout(dentry, in_place)) {
 		err = unionfs_copy_up(dentry->d_parent);
@@ -833,15 +835,20 @@ static int unionfs_remove_name(struct inode *dir, struct dentry *dentry,
 	/* A copy-up through an fd may swap the info (copyup.c): read it now. */
 	di = UNIONFS_D(dentry);
 	upper = unionfs_upper(dentry);
-	in_place = unionfs_change_in_place(dentry, &lower);
+	in_place = may_in_place && unionfs_change_in_place(dentry, &lower);
 	unionfs_rd_begin(&rdt, dentry->d_parent, 0);
 	old_cred = unionfs_override_creds(sb);
 	/* Counted as a writer of its branch, which mode=ro waits for. */
 	br = in_place ? unionfs_branch(sb, unionfs_top_lower(dentry)->bindex) :
 			NULL;
 	if (br && !unionfs_branch_write_begin(br)) {
-		/* A remount is making the branch read-only, or removing it. */
-		err = READ_ONCE(br->going_ro) ? -EROFS : -ESTALE;
+		/*
+		 * A remount is making the branch read-only (the name is then
+		 * removed as from a read-only branch: start again that way,
+		 * nothing done yet), or removing it.
+		 */
+		retry = READ_ONCE(br->going_ro);
+		err = retry ? -EAGAIN : -ESTALE;
 		br = NULL;
 		goto out;
 	}
@@ -923,6 +930,10 @@ out:
 	revert_creds(old_cred);
 	unionfs_rd_end(&rdt, err);
 	mutex_unlock(&UNIONFS_I(inode)->copyup_lock);
+	if (retry) {
+		may_in_place = false;
+		goto again;
+	}
 	if (!err && is_dir)
 		unionfs_rd_drop(dentry);
 	return err;
