@@ -606,11 +606,7 @@ static int unionfs_copy_name_current(struct dentry *dentry)
 	parent = dget_parent(dentry);
 	take_dentry_name_snapshot(&name, dentry);
 	new = unionfs_relookup_file(dentry, parent, &name.name);
-	spin_lock(&dentry->d_lock);
-	same = dentry->d_parent == parent &&
-	       dentry->d_name.hash_len == name.name.hash_len &&
-	       !memcmp(dentry->d_name.name, name.name.name, name.name.len);
-	spin_unlock(&dentry->d_lock);
+	same = unionfs_dentry_at(dentry, parent, &name.name);
 	release_dentry_name_snapshot(&name);
 	dput(parent);
 	if (IS_ERR(new))

@@ -85,8 +85,25 @@ bool unionfs_dinfo_same(const struct unionfs_dentry_info *a,
 	return true;
 }
 
+/*
+ * Is @dentry still at @name in @parent, where a lookup without the
+ * parent's lock (unionfs_relookup(), unionfs_relookup_file()) found it?
+ */
+bool unionfs_dentry_at(struct dentry *dentry, const struct dentry *parent,
+		       const struct qstr *name)
+{
+	bool same;
+
+	spin_lock(&dentry->d_lock);
+	same = dentry->d_parent == parent &&
+	       dentry->d_name.hash_len == name->hash_len &&
+	       !memcmp(dentry->d_name.name, name->name, name->len);
+	spin_unlock(&dentry->d_lock);
+	return same;
+}
+
 /* The branch object @di shows: its upper one, else its top lower one. */
-static struct inode *unionfs_dinfo_real(const struct unionfs_dentry_info *di)
+struct inode *unionfs_dinfo_real(const struct unionfs_dentry_info *di)
 {
 	if (di->upper_positive)
 		return d_inode(di->upper);
@@ -335,11 +352,7 @@ static int unionfs_d_refresh(struct dentry *dentry)
 	}
 	mutex_lock(&UNIONFS_I(inode)->copyup_lock);
 	old = dentry->d_fsdata;
-	spin_lock(&dentry->d_lock);
-	same = dentry->d_parent == parent &&
-	       dentry->d_name.hash_len == name.name.hash_len &&
-	       !memcmp(dentry->d_name.name, name.name.name, name.name.len);
-	spin_unlock(&dentry->d_lock);
+	same = unionfs_dentry_at(dentry, parent, &name.name);
 	/* A copy-up or rename since the lookup: it was for before them. */
 	if (same && old->gen != new->gen && !READ_ONCE(old->changing) &&
 	    (unionfs_dinfo_real(new) == UNIONFS_I(inode)->lower ||

@@ -434,17 +434,14 @@ struct unionfs_dentry_info *unionfs_relookup_file(struct dentry *dentry,
 {
 	struct unionfs_inode_info *ui = UNIONFS_I(d_inode(dentry));
 	struct unionfs_dentry_info *di;
-	struct inode *real = NULL;
+	struct inode *real;
 	bool have_uino, same;
 	u64 ino;
 
 	di = unionfs_lookup_again(parent, name, &ino, &have_uino);
 	if (IS_ERR(di))
 		return di;
-	if (di->upper_positive)
-		real = d_inode(di->upper);
-	else if (di->top < di->nlower)
-		real = d_inode(di->lower[di->top].path.dentry);
+	real = unionfs_dinfo_real(di);
 	/* Pairs with the release in unionfs_inode_copied_up(). */
 	if (!smp_load_acquire(&ui->bindex))
 		same = real == READ_ONCE(ui->lower) ||

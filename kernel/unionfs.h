@@ -698,6 +698,9 @@ void unionfs_refresh_dir(struct dentry *alias, struct dentry *dentry);
 void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new);
 bool unionfs_dinfo_same(const struct unionfs_dentry_info *a,
 			const struct unionfs_dentry_info *b);
+bool unionfs_dentry_at(struct dentry *dentry, const struct dentry *parent,
+		       const struct qstr *name);
+struct inode *unionfs_dinfo_real(const struct unionfs_dentry_info *di);
 void unionfs_set_upper(struct dentry *dentry, struct dentry *upper);
 
 /* namei.c */
