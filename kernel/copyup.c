@@ -567,15 +567,6 @@ static void unionfs_copy_creds_end(struct unionfs_copy_creds *cc)
 /* Infos a dentry may keep for copies through it (copy_name_current). */
 #define UNIONFS_SWAPS_MAX 16
 
-static unsigned int unionfs_dinfo_chain(const struct unionfs_dentry_info *di)
-{
-	unsigned int n = 0;
-
-	for (; di; di = di->next_old)
-		n++;
-	return n;
-}
-
 /*
  * Before a copy made at @dentry's name, with its inode's copyup_lock
  * held: a non-directory dentry that is unhashed or invalid may no
@@ -620,8 +611,9 @@ static int unionfs_copy_name_current(struct dentry *dentry)
 			unionfs_free_dinfo(new);
 			return 0;
 		}
-		if (unionfs_dinfo_chain(di) < UNIONFS_SWAPS_MAX) {
+		if (di->copy_swaps < UNIONFS_SWAPS_MAX) {
 			new->invalid = true;
+			new->copy_swaps = 1;	/* plus @di's (swap_dinfo) */
 			unionfs_swap_dinfo(dentry, new);
 			return 0;
 		}

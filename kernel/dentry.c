@@ -57,6 +57,7 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di)
 void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new)
 {
 	new->next_old = dentry->d_fsdata;
+	new->copy_swaps += new->next_old->copy_swaps;
 	/* Pairs with the READ_ONCE of d_fsdata in the lockless readers. */
 	smp_store_release(&dentry->d_fsdata, new);
 }

@@ -287,6 +287,8 @@ struct unionfs_dentry_info {
 	unsigned int gen;	/* sbi->br_gen of the branch set it was found in */
 	/* The info this one replaced (a branch change): freed with it. */
 	struct unionfs_dentry_info *next_old;
+	/* Infos in that chain made for copies through the dentry. */
+	unsigned int copy_swaps;
 	unsigned int cap;	/* entries @lower has room for */
 	unsigned int nlower;
 	unsigned int top;	/* index of the shown entry; nlower if none */

@@ -15,19 +15,26 @@
 #  C. a copy to a writable lower branch at a name the fd left: x on l1
 #     and l2, y only on l2; fd of x/p (on l2); mv x/p y/p2 in place on
 #     l2; l2 made read-only; fchmod(fd) copies to up/y/p2 (bug: the copy
-#     went to l1/x/p2 and showed as x/p2 in the union).
+#     went to l1/x/p2 and showed as x/p2 in the union);
+#  D. an fd kept across 18 branch changes that each give its dentry a new
+#     info (a tmpfs l3 with e4/ added above l1 and removed again, the
+#     name stat'ed after each), then renamed in place on l1, l1 made
+#     read-only: fchmod(fd) copies up (bug: the cap of 16 infos a
+#     dentry keeps for copies counted the branch changes' too: ESTALE).
 . "$SRC/tests/vm/lib.sh"
 
 up=/mnt/up l1=/mnt/l1 l2=/mnt/l2 u=/mnt/u
 mkbranch ext4 "$(nth_disk 1)" $up
 mkbranch ext4 "$(nth_disk 2)" $l1
 mkbranch ext4 "$(nth_disk 3)" $l2
-mkdir -p $up/e3 $l1/e3 $l2/h $l1/x $l2/x $l2/y
+mkbranch tmpfs none /mnt/l3
+mkdir -p $up/e3 $l1/e3 $l2/h $l1/x $l2/x $l2/y $l1/e4 /mnt/l3/e4
+echo e4 >$l1/e4/p
 echo rc >$l1/e3/rc
 echo h >$l2/h/a
 ln $l2/h/a $l2/h/b
 echo xp >$l2/x/p
-chmod 644 $l1/e3/rc $l2/h/a $l2/x/p
+chmod 644 $l1/e3/rc $l2/h/a $l2/x/p $l1/e4/p
 mkodf_dev "$ODF_DEV"
 union_mount $u "odf=$ODF_DEV,dirs=$up=rw:$l1=rw:$l2=rw"
 ino_h=$(ino $u/h/a)
@@ -37,12 +44,8 @@ out=$(python3 - "$u" "$l1" "$l2" <<'PY'
 import os, sys, errno, subprocess
 u, l1, l2 = sys.argv[1:4]
 
-def err(f):
-    try:
-        f()
-        return "OK"
-    except OSError as e:
-        return errno.errorcode[e.errno]
+sys.path.insert(0, os.environ["SRC"] + "/tests/vm/prog")
+from errname import err
 
 def remount(br, mode):
     subprocess.run(["mount", "-o", "remount,mode=%s=%s" % (br, mode), u],
@@ -73,6 +76,21 @@ remount(l2, "ro")
 print("xp", err(lambda: os.fchmod(fd, 0o640)), oct(os.fstat(fd).st_mode & 0o777))
 remount(l2, "rw")
 os.close(fd)
+
+def remount_opt(opt):
+    subprocess.run(["mount", "-o", "remount," + opt, u], check=True)
+
+fd = os.open(u + "/e4/p", os.O_RDONLY)
+for i in range(9):
+    remount_opt("add=1:/mnt/l3=ro")
+    os.stat(u + "/e4/p")
+    remount_opt("del=/mnt/l3")
+    os.stat(u + "/e4/p")
+os.rename(u + "/e4/p", u + "/e4/q")
+remount(l1, "ro")
+print("q", err(lambda: os.fchmod(fd, 0o640)), oct(os.fstat(fd).st_mode & 0o777))
+remount(l1, "rw")
+os.close(fd)
 PY
 ) || fail "python: $out"
 echo "$out"
@@ -98,6 +116,12 @@ expect_eq "C: up/y/p2 (the copy, at the file's name)" "640 xp" "$(stat -c %a $up
 expect_eq "C: union x/ and y/" "|p2" "$(union_ls $u/x)|$(union_ls $u/y)"
 expect_eq "C: union y/p2 keeps its number and shows the copy" "$ino_p 640" "$(ino $u/y/p2) $(stat -c %a $u/y/p2)"
 expect_eq "C: l2/y/p2 unchanged" "644 xp" "$(stat -c %a $l2/y/p2) $(cat $l2/y/p2)"
+
+# D
+expect_eq "D: fchmod through an fd kept across 18 branch changes" "q OK 0o640" "$(line 4)"
+expect_eq "D: up/e4/q (the copy) and l1/e4/q unchanged" "640 e4|644 e4" \
+	"$(stat -c %a $up/e4/q) $(cat $up/e4/q)|$(stat -c %a $l1/e4/q) $(cat $l1/e4/q)"
+expect_eq "D: union e4/" "q" "$(union_ls $u/e4)"
 
 union_umount $u
 "$ODFCK" -fn "$ODF_DEV" >$TMP/fsck.out 2>&1 || { cat $TMP/fsck.out; fail "odfck -fn"; }
