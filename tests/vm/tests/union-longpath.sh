@@ -59,12 +59,8 @@ def make(root, ch, with_files):
         os.close(f)
     os.close(fd)
 
-def err(fn):
-    try:
-        fn()
-        return "OK"
-    except OSError as x:
-        return errno.errorcode.get(x.errno, "E%d" % x.errno)
+sys.path.insert(0, os.environ["SRC"] + "/tests/vm/prog")
+from errname import err
 
 def run(root, ch, log):
     """Every operation with a path argument of exactly PATH_MAX-1 bytes,

@@ -55,12 +55,8 @@ out=$(python3 - "$u" "$l1" <<'PY'
 import os, sys, errno, subprocess
 u, l1 = sys.argv[1], sys.argv[2]
 
-def err(f):
-    try:
-        f()
-        return "OK"
-    except OSError as e:
-        return errno.errorcode[e.errno]
+sys.path.insert(0, os.environ["SRC"] + "/tests/vm/prog")
+from errname import err
 
 def remount(mode):
     subprocess.run(["mount", "-o", "remount,mode=%s=%s" % (l1, mode), u],

@@ -29,12 +29,8 @@ out=$(python3 - "$u" <<'PY'
 import os, sys, errno
 u = sys.argv[1] + "/d/"
 
-def err(f):
-    try:
-        f()
-        return "OK"
-    except OSError as e:
-        return errno.errorcode[e.errno]
+sys.path.insert(0, os.environ["SRC"] + "/tests/vm/prog")
+from errname import err
 
 def remake(name, text):
     with open(u + name, "w") as f:

@@ -49,12 +49,8 @@ def link_empty(fd, path):
     linkat(fd, "", path, AT_EMPTY_PATH)
 def link_proc(fd, path):
     linkat(AT_FDCWD, "/proc/self/fd/%d" % fd, path, AT_SYMLINK_FOLLOW)
-def err(f, *a):
-    try:
-        f(*a)
-        return "OK"
-    except OSError as e:
-        return errno.errorcode.get(e.errno, "E%d" % e.errno)
+sys.path.insert(0, os.environ["SRC"] + "/tests/vm/prog")
+from errname import err
 def st(fd):
     s = os.fstat(fd)
     return "nlink=%d mode=%o owner=%d:%d size=%d" % (s.st_nlink, stat.S_IMODE(s.st_mode), s.st_uid, s.st_gid, s.st_size)
