@@ -96,16 +96,7 @@ int unionfs_do_symlink(struct vfsmount *mnt, struct dentry *dir,
 int unionfs_do_link(struct vfsmount *mnt, struct dentry *old,
 		    struct dentry *dir, struct dentry *d)
 {
-	int err = vfs_link(old, unionfs_mnt_idmap(mnt), d_inode(dir), d, NULL);
-
-	/*
-	 * A branch may link and leave @d negative (a union as the branch,
-	 * whose lookup of the new name failed): the name is there, but
-	 * nothing the caller can show.  As for mkdir: EIO.
-	 */
-	if (!err && d_is_negative(d))
-		err = -EIO;
-	return err;
+	return vfs_link(old, unionfs_mnt_idmap(mnt), d_inode(dir), d, NULL);
 }
 
 /* Unlink or rmdir @d, which must still be @dir's child. */

@@ -49,10 +49,11 @@ void unionfs_free_dinfo(struct unionfs_dentry_info *di)
 }
 
 /*
- * @dentry takes @new in place of its info (a branch change, remount.c),
- * with its inode's copyup_lock held.  The old info is kept, chained to
- * the new one, until the dentry goes: whoever still uses it holds the
- * dentry.
+ * @dentry takes @new in place of its info (a branch change, remount.c; a
+ * new lookup before a copy, copyup.c), with its inode's copyup_lock
+ * held.  The old info is kept, chained to the new one, until the dentry
+ * goes: whoever still uses it holds the dentry.  @new's copy_swaps is
+ * its own (0, or 1 for a copy's) plus the chain's.
  */
 void unionfs_swap_dinfo(struct dentry *dentry, struct unionfs_dentry_info *new)
 {

@@ -451,10 +451,12 @@ static int unionfs_link_in_place(struct dentry *old, struct inode *dir,
 		else
 			err = unionfs_do_link(lower.mnt, lower.dentry, lparent,
 					      nd);
-		if (err == -EEXIST)
-			WRITE_ONCE(UNIONFS_D(new)->invalid, true);
 		if (!err)
 			unionfs_lower_dir_changed(dir, lparent, lower.mnt);
+		if (!err && d_is_negative(nd))
+			err = -EIO;	/* see unionfs_link() */
+		if (err == -EEXIST || err == -EIO)
+			WRITE_ONCE(UNIONFS_D(new)->invalid, true);
 		unionfs_unlock_parent(lower.mnt, lparent);
 	}
 	revert_creds(old_cred);
@@ -528,6 +530,16 @@ static int unionfs_link(struct dentry *old, struct inode *dir,
 			err = unionfs_do_link(mnt, uold, uparent, ud);
 		if (!err)
 			unionfs_dir_changed(dir, uparent);
+		if (!err && d_is_negative(ud)) {
+			/*
+			 * Linked, but the branch left the dentry negative (a
+			 * union as the branch, whose lookup of the new name
+			 * failed): nothing to show.  EIO, as for mkdir, and
+			 * the name is looked up again.
+			 */
+			WRITE_ONCE(di->invalid, true);
+			err = -EIO;
+		}
 		unionfs_unlock_parent(mnt, uparent);
 	}
 	if (!err && (di->ns_flags & ODF_NODE_WHITEOUT)) {

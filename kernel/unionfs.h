@@ -287,7 +287,7 @@ struct unionfs_dentry_info {
 	unsigned int gen;	/* sbi->br_gen of the branch set it was found in */
 	/* The info this one replaced (a branch change): freed with it. */
 	struct unionfs_dentry_info *next_old;
-	/* Infos in that chain made for copies through the dentry. */
+	/* Infos in that chain swapped in by unionfs_copy_name_current(). */
 	unsigned int copy_swaps;
 	unsigned int cap;	/* entries @lower has room for */
 	unsigned int nlower;
