@@ -927,7 +927,11 @@ static int unionfs_copy_to_lower(struct dentry *dentry, bool data,
 		goto out_parent;	/* moved in its branch: err 1 */
 	/*
 	 * The entry is of the name at lookup: a dentry renamed since would
-	 * put the copy at its new name in its old directory.  Upwards.
+	 * put the copy at its new name in its old directory (the relookup
+	 * above makes that one current), and a parent whose part on the
+	 * branch was replaced directly (a direct edit, seen by the parent's
+	 * refresh) would put it in a directory the union no longer shows.
+	 * Upwards.
 	 */
 	if (unionfs_part_on(parent, kbindex) != kparent.dentry)
 		goto out_parent;
@@ -1012,9 +1016,11 @@ static int unionfs_copy_up_change(struct dentry *dentry, bool data,
  * Is @dentry's object changed where it is: it has no upper object and
  * shows the object of a writable lower branch (docs/man/unionfs.5,
  * "Several writable branches").  @path gets that object, not referenced.
- * The caller holds the inode's copyup_lock, which a copy-up of the
- * object (a rename, a link, a create below a directory) takes too, or
- * the locks of an unlink, which exclude any copy-up of the name.
+ * The answer holds while the caller holds the inode's copyup_lock, which
+ * every copy of the object takes too (to the upper branch or to a
+ * writable lower one, also through an fd), as unlink, rmdir and rename
+ * of its names do; a caller without it (a first look, as
+ * unionfs_remove_name() takes) asks again under it.
  */
 bool unionfs_change_in_place(struct dentry *dentry, struct path *path)
 {
