@@ -1907,25 +1907,28 @@ static bool unionfs_rd_emit_block(struct unionfs_rdio *io, const u8 *p,
 }
 
 /*
- * A listing reads the record blocks in order, and read_mapping_page()
- * reads one block per I/O: before a block that is not in the page
- * cache, ask for it and the blocks after it that the listing will read
- * (the readahead window caps the request), as a read(2) of the file
- * would.  A state listed cold after a mount costs a few I/Os, not one
- * per 64 names.
+ * Record block @index of the state, referenced.  A listing reads the
+ * blocks in order, and read_mapping_page() reads one block per I/O:
+ * before a block that is not in the page cache, ask for it and the
+ * blocks after it that the listing will read (@left; the readahead
+ * window caps the request), as a read(2) of the file would, so that a
+ * state listed cold after a mount costs a few I/Os, not one per 64
+ * names.  A cached block costs one page cache lookup, as before.
  */
-static void unionfs_rd_readahead(struct unionfs_rdio *io, pgoff_t index,
-				 unsigned long left)
+static struct page *unionfs_rd_block(struct unionfs_rdio *io, pgoff_t index,
+				     unsigned long left)
 {
 	struct address_space *mapping = io->f->f_mapping;
 	struct page *page = find_get_page(mapping, index);
 
-	if (page) {
-		put_page(page);
-		return;
-	}
-	/* f_ra is shared by the streams of the state: racy and harmless. */
-	page_cache_sync_readahead(mapping, &io->f->f_ra, io->f, index, left);
+	if (page && PageUptodate(page))
+		return page;
+	if (page)
+		put_page(page);	/* being read: read_mapping_page() waits */
+	else	/* f_ra is shared by the streams of the state: racy, harmless */
+		page_cache_sync_readahead(mapping, &io->f->f_ra, io->f, index,
+					  left);
+	return read_mapping_page(mapping, index, NULL);
 }
 
 /*
@@ -1936,7 +1939,6 @@ static void unionfs_rd_readahead(struct unionfs_rdio *io, pgoff_t index,
  */
 static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 {
-	struct address_space *mapping = io->f->f_mapping;
 	u32 slot = ctx->pos - ODF_RD_OFF_FIRST;
 	u32 nblk = DIV_ROUND_UP(io->next, RD_SPB);
 	bool more = true;
@@ -1946,12 +1948,11 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 	while (more && slot < io->next) {
 		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
 		u32 end = min_t(u32, RD_SPB, io->next - blk * RD_SPB);
-		pgoff_t index = (io->rec_pos >> PAGE_SHIFT) + blk;
 		struct page *page;
 		const u8 *p;
 
-		unionfs_rd_readahead(io, index, nblk - blk);
-		page = read_mapping_page(mapping, index, NULL);
+		page = unionfs_rd_block(io, (io->rec_pos >> PAGE_SHIFT) + blk,
+					nblk - blk);
 		if (IS_ERR(page))
 			return PTR_ERR(page);
 		p = kmap_local_page(page);
