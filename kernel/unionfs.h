@@ -285,7 +285,7 @@ struct unionfs_dentry_info {
 	struct dentry *alias;	/* the upper copy of a lower hard link */
 	unsigned int ns_flags;	/* ODF_NODE_* of the name's ODF node at lookup */
 	unsigned int gen;	/* sbi->br_gen of the branch set it was found in */
-	/* The info this one replaced (a branch change): freed with it. */
+	/* The info this one replaced (remount, copy relookup): freed with it. */
 	struct unionfs_dentry_info *next_old;
 	/* Infos in that chain swapped in by unionfs_copy_name_current(). */
 	unsigned int copy_swaps;
