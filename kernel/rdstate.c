@@ -48,6 +48,15 @@
 #define RD_NAME_MAX	(ODF_RD_NAME_LEN + sizeof(ODF_TMP_SUFFIX))
 #define RD_CHECKED_BLOCKS 4096	/* 512 bytes a stream: 262,144 slots */
 
+/*
+ * A state built in memory holds at most this many record blocks (16 MiB,
+ * 262,144 names of up to 40 bytes); a bigger directory's state is
+ * written as it is built.
+ */
+#define RD_MEM_BLOCKS	4096
+/* and all of a union's such states waiting to be written, about 64 MiB */
+#define RD_MEM_TOTAL	16384
+
 struct unionfs_rdstate {
 	struct rw_semaphore sem;
 	struct file *file;	/* the open state file, NULL until known */
@@ -65,7 +74,32 @@ struct unionfs_rdstate {
 	 * (unionfs_rd_iterate()) is good while the number stays.
 	 */
 	u64 seq;
+	/*
+	 * A state built in memory by a listing and not written yet
+	 * (unionfs_rd_settle()): under sem.  @work writes it; every use of
+	 * the state's file writes it first.  @file_mem: the id of the
+	 * memory @file was written from, 0 if it was not.
+	 */
+	struct unionfs_rdpend *pending;
+	u64 file_mem;
+	bool mem_failed;	/* the last one was not written: build in the file */
+	struct inode *inode;
+	struct work_struct work;
 };
+
+/*
+ * The record area of a state built in memory, a block at a time:
+ * immutable once the build is over, shared by the directory streams
+ * that list from it until it is written.
+ */
+struct unionfs_rdmem {
+	refcount_t ref;
+	u64 id;			/* unionfs_rdmem_ids: which state this is */
+	u32 nblk, cap;
+	u8 **blk;
+};
+
+static atomic64_t unionfs_rdmem_ids = ATOMIC64_INIT(0);
 
 /* One entry as decoded from its slots. */
 struct unionfs_rd_ent {
@@ -91,6 +125,8 @@ struct unionfs_rdio {
 	u32 nb, next, seed;
 	loff_t rec_pos;			/* byte offset of the record area */
 	bool oversize;			/* blocks past rh_next_slot */
+	/* the record area is this, in memory (f is NULL until written) */
+	struct unionfs_rdmem *mem;
 	/* builds: the block being appended to, kept in memory */
 	u32 cur_blk;
 	bool cur_valid;
@@ -179,10 +215,50 @@ static bool unionfs_rd_known_absent(struct unionfs_rdstate *rd,
 /* Blocks: header, stamps, slots, index                                 */
 /* ------------------------------------------------------------------ */
 
+static void unionfs_rdmem_put(struct unionfs_rdmem *m)
+{
+	u32 i;
+
+	if (!m || !refcount_dec_and_test(&m->ref))
+		return;
+	for (i = 0; i < m->nblk; i++)
+		kfree(m->blk[i]);
+	kvfree(m->blk);
+	kfree(m);
+}
+
+static struct unionfs_rdmem *unionfs_rdmem_get(struct unionfs_rdmem *m)
+{
+	refcount_inc(&m->ref);
+	return m;
+}
+
+/* Block @blk of a state in memory: @buf (a kmalloc'd block) from now on. */
+static int unionfs_rdmem_add(struct unionfs_rdmem *m, u32 blk, u8 *buf)
+{
+	if (blk != m->nblk)
+		return -EUCLEAN;	/* blocks come in order */
+	if (m->nblk == m->cap) {
+		u32 cap = max_t(u32, 64, 2 * m->cap);
+		u8 **b = kvmalloc_array(cap, sizeof(*b), GFP_KERNEL);
+
+		if (!b)
+			return -ENOMEM;
+		if (m->nblk)
+			memcpy(b, m->blk, m->nblk * sizeof(*b));
+		kvfree(m->blk);
+		m->blk = b;
+		m->cap = cap;
+	}
+	m->blk[m->nblk++] = buf;
+	return 0;
+}
+
 static void unionfs_rdio_free(struct unionfs_rdio *io)
 {
 	if (!io)
 		return;
+	unionfs_rdmem_put(io->mem);
 	kfree(io->h);
 	kfree(io->ibuf);
 	kfree(io->rbuf);
@@ -495,6 +571,9 @@ static int unionfs_rd_read_ent(struct unionfs_rdio *io, u32 slot)
 	if (io->cur_valid && slot / RD_SPB == io->cur_blk) {
 		memcpy(io->ebuf, io->rbuf + (slot % RD_SPB) * RD_SLOT,
 		       avail * RD_SLOT);
+	} else if (io->mem) {
+		memcpy(io->ebuf, io->mem->blk[slot / RD_SPB] +
+		       (slot % RD_SPB) * RD_SLOT, avail * RD_SLOT);
 	} else {
 		err = unionfs_odf_read(io->f, io->ebuf, avail * RD_SLOT,
 				       unionfs_rd_slot_pos(io, slot));
@@ -511,6 +590,11 @@ static int unionfs_rd_write_slots(struct unionfs_rdio *io, u32 slot,
 {
 	if (io->cur_valid && slot / RD_SPB == io->cur_blk) {
 		memcpy(io->rbuf + (slot % RD_SPB) * RD_SLOT, p, n * RD_SLOT);
+		return 0;
+	}
+	if (io->mem) {
+		memcpy(io->mem->blk[slot / RD_SPB] + (slot % RD_SPB) * RD_SLOT,
+		       p, n * RD_SLOT);
 		return 0;
 	}
 	return unionfs_odf_write(io->f, p, n * RD_SLOT,
@@ -610,6 +694,36 @@ static void unionfs_rd_count(struct unionfs_rdio *io, int dlive, int dtomb)
 }
 
 /*
+ * A build's current block (io->rbuf) is complete: to the file, or kept
+ * in memory (then io->rbuf is a new block).  io->rbuf is zeroed.
+ */
+static int unionfs_rd_put_block(struct unionfs_rdio *io)
+{
+	u8 *buf;
+	int err;
+
+	if (!io->mem) {
+		err = unionfs_odf_write(io->f, io->rbuf, RD_BLK,
+					io->rec_pos + (loff_t)io->cur_blk * RD_BLK);
+		if (!err)
+			memset(io->rbuf, 0, RD_BLK);
+		return err;
+	}
+	if (io->mem->nblk >= RD_MEM_BLOCKS)
+		return -EFBIG;
+	buf = kzalloc(RD_BLK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	err = unionfs_rdmem_add(io->mem, io->cur_blk, io->rbuf);
+	if (err) {
+		kfree(buf);
+		return err;
+	}
+	io->rbuf = buf;
+	return 0;
+}
+
+/*
  * Append an entry at the end of the record area.  In a build the last
  * block stays in io->rbuf (io->cur_valid); in place, slots go to the file
  * and a new block is written whole, so the file is always whole blocks.
@@ -650,11 +764,9 @@ static int unionfs_rd_append_slots(struct unionfs_rdio *io, const u8 *p,
 		return -EOVERFLOW;
 	if (io->cur_valid) {
 		if (s / RD_SPB != io->cur_blk) {
-			err = unionfs_odf_write(io->f, io->rbuf, RD_BLK,
-						io->rec_pos + (loff_t)io->cur_blk * RD_BLK);
+			err = unionfs_rd_put_block(io);
 			if (err)
 				return err;
-			memset(io->rbuf, 0, RD_BLK);
 			io->cur_blk = s / RD_SPB;
 		}
 		memcpy(io->rbuf + (s % RD_SPB) * RD_SLOT, p, n * RD_SLOT);
@@ -1079,7 +1191,7 @@ static int unionfs_rdb_find(struct unionfs_rdbuild *rb, const char *name,
 {
 	struct unionfs_rdstage *st = &rb->st;
 	struct unionfs_rdio *io = rb->n;
-	struct address_space *mapping = io->f->f_mapping;
+	struct address_space *mapping;
 	u32 b = hash & (io->nb - 1), probe, t;
 	unsigned int k;
 	int err;
@@ -1103,6 +1215,7 @@ static int unionfs_rdb_find(struct unionfs_rdbuild *rb, const char *name,
 	     !test_bit(unionfs_rdb_filter_bit(hash, 1), st->filter)))
 		return -ENOENT;
 	BUILD_BUG_ON(RD_BLK != PAGE_SIZE);
+	mapping = io->f->f_mapping;	/* flushed: never in memory */
 	for (probe = 0; probe < io->nb; probe++, b = (b + 1) & (io->nb - 1)) {
 		unsigned int from = 0;
 		bool end = false;
@@ -1411,6 +1524,67 @@ static u32 unionfs_rd_buckets_for(u64 names)
 }
 
 /*
+ * A state a listing built in memory (unionfs_rd_build_for() with
+ * @pendp), written after the listing by unionfs_rd_write_pending(): its
+ * header complete in n->h, its records in n->mem, its index entries
+ * staged in @st.
+ */
+struct unionfs_rdpend {
+	refcount_t ref;
+	struct unionfs_sb_info *sbi;	/* counts its blocks in rd_mem_blocks */
+	struct unionfs_rdio *n;
+	struct unionfs_rdstage st;
+	u64 ino;
+	/*
+	 * Written under @lock, without the state's: readers list from
+	 * memory meanwhile, even while a frozen ODF holds the write.
+	 */
+	struct mutex lock;
+	bool done;		/* written (@err 0, @f the file) or failed */
+	bool dropped;		/* the directory went: not written */
+	int err;
+	struct file *f;
+};
+
+static void unionfs_rd_pend_put(struct unionfs_rdpend *p)
+{
+	if (!p || !refcount_dec_and_test(&p->ref))
+		return;
+	if (p->f)
+		fput(p->f);
+	atomic_sub(p->n->mem->nblk, &p->sbi->rd_mem_blocks);
+	unionfs_rdb_stage_free(&p->st);
+	unionfs_rdio_free(p->n);
+	kfree(p);
+}
+
+/* The header of the complete state rb->n, checksummed, in rb->n->h. */
+static void unionfs_rdb_header(struct unionfs_rdbuild *rb, unsigned int ns,
+			       u64 ino, u64 gen)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(rb->sb);
+	struct unionfs_rdio *n = rb->n;
+	struct odf_rd_header *h = n->h;
+
+	h->rh_magic = cpu_to_le32(ODF_RD_MAGIC);
+	h->rh_version = cpu_to_le16(ODF_RD_VERSION);
+	h->rh_nstamps = cpu_to_le16(ns);
+	h->rh_flags = cpu_to_le32(ODF_RD_COMPLETE);
+	h->rh_dir_ino = cpu_to_le64(ino);
+	h->rh_generation = cpu_to_le64(gen);
+	h->rh_index_start = cpu_to_le32(1);
+	h->rh_index_buckets = cpu_to_le32(n->nb);
+	h->rh_rec_start = cpu_to_le32(n->rec_pos / RD_BLK);
+	h->rh_next_slot = cpu_to_le32(n->next);
+	h->rh_live = cpu_to_le32(rb->live);
+	h->rh_tombstones = cpu_to_le32(rb->tomb);
+	h->rh_hash_seed = cpu_to_le32(n->seed);
+	/* Checked in this session (section 10.2): not again after a crash. */
+	h->rh_session = sbi->odf_sb->s_mnt_count;
+	unionfs_rd_csum_header(h);
+}
+
+/*
  * Write a complete state for @dentry as <ino>.new and rename it over the
  * old one.  With @old (a loaded header), a reconcile that keeps every
  * surviving ordinal; without, a build from slot 0 with generation @gen.
@@ -1423,10 +1597,16 @@ static u32 unionfs_rd_buckets_for(u64 names)
  * holes); 1 if the names do not fit the stage (a directory above
  * RD_STAGE_ALL names, or names added meanwhile).  @counted counts them
  * first, and the index takes the blocks right after the header.
+ *
+ * With @pendp (a build, not counted), nothing is written: the state is
+ * built in memory, its records right after its index, and *pendp is
+ * what unionfs_rd_write_pending() writes; 1 if it does not fit
+ * (RD_MEM_BLOCKS, or no memory for it).
  */
 static int unionfs_rd_build_for(struct dentry *dentry,
 				struct unionfs_rdio *old, u64 gen,
-				struct file **fp, bool counted)
+				struct file **fp, bool counted,
+				struct unionfs_rdpend **pendp)
 {
 	struct super_block *sb = dentry->d_sb;
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
@@ -1434,10 +1614,10 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	struct unionfs_rdbuild rb = { .sb = sb, .o = old, .first = -1,
 				      .dir = dentry,
 				      .deferred = !counted };
+	struct unionfs_rdpend *p;
 	char tmp[RD_NAME_MAX];
 	struct unionfs_rdio *n;
-	struct odf_rd_header *h;
-	struct file *f;
+	struct file *f = NULL;
 	unsigned int ns;
 	loff_t prealloc;
 	u32 cap;
@@ -1450,11 +1630,15 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 		count = max_t(u64, count, le32_to_cpu(old->h->rh_live) + 1);
 	if (!counted && count > RD_STAGE_ALL)
 		return 1;	/* maybe more than fit: count them */
+	if (pendp && count > (u64)RD_MEM_BLOCKS * RD_SPB)
+		return 1;	/* maybe more than memory takes */
 	cap = clamp_t(u64, roundup_pow_of_two(max_t(u64, count, 1)), 64,
 		      counted ? RD_STAGE_MAX : RD_STAGE_ALL);
-	f = unionfs_rd_create(sbi, ino);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
+	if (!pendp) {
+		f = unionfs_rd_create(sbi, ino);
+		if (IS_ERR(f))
+			return PTR_ERR(f);
+	}
 	xa_init(&rb.parts);
 	err = unionfs_rdb_stage_init(&rb.st, min_t(u32, cap, RD_STAGE_MAX),
 				     cap);
@@ -1465,10 +1649,15 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	if (!n)
 		goto out_put;
 	rb.n = n;
-	h = n->h;
-	memset(h, 0, RD_BLK);
+	if (pendp) {
+		n->mem = kzalloc(sizeof(*n->mem), GFP_KERNEL);
+		if (!n->mem)
+			goto out;
+		refcount_set(&n->mem->ref, 1);
+	}
+	memset(n->h, 0, RD_BLK);
 	/* Stamps before the listing is read: a change after them shows. */
-	err = unionfs_rd_take_stamps(dentry, unionfs_rd_stamps(h), &ns);
+	err = unionfs_rd_take_stamps(dentry, unionfs_rd_stamps(n->h), &ns);
 	if (err)
 		goto out;
 	/* Deferred: the most buckets the staged names can need. */
@@ -1485,7 +1674,8 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	 * to its exact size at the end.
 	 */
 	prealloc = counted ? 0 : n->rec_pos;
-	err = vfs_fallocate(f, 0, prealloc, n->rec_pos - prealloc +
+	err = pendp ? 0 :
+	      vfs_fallocate(f, 0, prealloc, n->rec_pos - prealloc +
 			    (loff_t)RD_BLK *
 			    (DIV_ROUND_UP(min_t(u64, count, cap) +
 					  (old ? old->next : 0), RD_SPB) + 1));
@@ -1504,12 +1694,32 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 	err = unionfs_dir_stream(dentry, unionfs_rdb_name, &rb);
 	/* The last block, unless it is empty. */
 	if (!err && n->next > n->cur_blk * RD_SPB)
-		err = unionfs_odf_write(f, n->rbuf, RD_BLK,
-					n->rec_pos + (loff_t)n->cur_blk * RD_BLK);
+		err = unionfs_rd_put_block(n);
 	n->cur_valid = false;
 	/* Deferred: every entry is staged; the index for what was found. */
 	if (!err && !counted)
 		n->nb = unionfs_rd_buckets_for(rb.st.n);
+	if (pendp) {
+		if (err)
+			goto out;
+		n->rec_pos = ((loff_t)1 + n->nb) * RD_BLK;
+		unionfs_rdb_header(&rb, ns, ino, gen);
+		err = -ENOMEM;
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			goto out;
+		refcount_set(&p->ref, 1);
+		mutex_init(&p->lock);
+		p->sbi = sbi;
+		atomic_add(n->mem->nblk, &sbi->rd_mem_blocks);
+		p->n = n;
+		p->st = rb.st;
+		p->ino = ino;
+		n->mem->id = atomic64_inc_return(&unionfs_rdmem_ids);
+		xa_destroy(&rb.parts);
+		*pendp = p;
+		return 0;
+	}
 	if (!err) {
 		err = unionfs_rdb_flush(n, &rb.st, true);
 		/* No memory to sort them all: count them, flushing as they come. */
@@ -1525,23 +1735,8 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 				   DIV_ROUND_UP(n->next, RD_SPB));
 	if (err)
 		goto out;
-	h->rh_magic = cpu_to_le32(ODF_RD_MAGIC);
-	h->rh_version = cpu_to_le16(ODF_RD_VERSION);
-	h->rh_nstamps = cpu_to_le16(ns);
-	h->rh_flags = cpu_to_le32(ODF_RD_COMPLETE);
-	h->rh_dir_ino = cpu_to_le64(ino);
-	h->rh_generation = cpu_to_le64(gen);
-	h->rh_index_start = cpu_to_le32(1);
-	h->rh_index_buckets = cpu_to_le32(n->nb);
-	h->rh_rec_start = cpu_to_le32(n->rec_pos / RD_BLK);
-	h->rh_next_slot = cpu_to_le32(n->next);
-	h->rh_live = cpu_to_le32(rb.live);
-	h->rh_tombstones = cpu_to_le32(rb.tomb);
-	h->rh_hash_seed = cpu_to_le32(n->seed);
-	/* Checked in this session (section 10.2): not again after a crash. */
-	h->rh_session = sbi->odf_sb->s_mnt_count;
-	unionfs_rd_csum_header(h);
-	err = unionfs_odf_write(f, h, RD_BLK, 0);
+	unionfs_rdb_header(&rb, ns, ino, gen);
+	err = unionfs_odf_write(f, n->h, RD_BLK, 0);
 	if (!err)
 		err = unionfs_rd_install(sbi, ino);
 out:
@@ -1555,26 +1750,242 @@ out:
 out_put:
 	unionfs_rdb_stage_free(&rb.st);
 	xa_destroy(&rb.parts);
-	fput(f);
-	/* Do not leave a half-built state taking room on the ODF. */
-	unionfs_rd_fname(tmp, ino, true);
-	unionfs_rd_unlink(sbi, tmp);
+	if (f) {
+		fput(f);
+		/* Do not leave a half-built state taking room on the ODF. */
+		unionfs_rd_fname(tmp, ino, true);
+		unionfs_rd_unlink(sbi, tmp);
+	}
+	/* In memory: too big, or no memory for it; written as it is built. */
+	if (pendp && (err == -ENOMEM || err == -EFBIG))
+		return 1;
 	return rb.overflow ? 1 : err;
 }
 
+/*
+ * Build or reconcile the state of @dentry.  With @pendp, a build is made
+ * in memory when it fits, to be written after the listing (*pendp set,
+ * *fp not); otherwise it is written now (*fp).
+ */
 static int unionfs_rd_build(struct dentry *dentry, struct unionfs_rdio *old,
-			    u64 gen, struct file **fp)
+			    u64 gen, struct file **fp,
+			    struct unionfs_rdpend **pendp)
 {
-	int err = unionfs_rd_build_for(dentry, old, gen, fp, false);
+	int err = 1;
 
+	if (pendp && !old)
+		err = unionfs_rd_build_for(dentry, NULL, gen, fp, false, pendp);
 	if (err > 0)
-		err = unionfs_rd_build_for(dentry, old, gen, fp, true);
+		err = unionfs_rd_build_for(dentry, old, gen, fp, false, NULL);
+	if (err > 0)
+		err = unionfs_rd_build_for(dentry, old, gen, fp, true, NULL);
+	return err;
+}
+
+/*
+ * Write the state a listing built in memory as <ino>.new and rename it
+ * into place, as unionfs_rd_build_for() would have: the records right
+ * after the index, the index from the staged entries.
+ */
+static int unionfs_rd_write_pending(struct unionfs_sb_info *sbi,
+				    struct unionfs_rdpend *p, struct file **fp)
+{
+	struct unionfs_rdio *n = p->n;
+	struct unionfs_rdmem *m = n->mem;
+	char tmp[RD_NAME_MAX];
+	struct file *f;
+	u32 blk;
+	int err;
+
+	f = unionfs_rd_create(sbi, p->ino);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n->f = f;
+	/* The index stays holes (EMPTY) where no entry is written. */
+	err = vfs_truncate(&f->f_path, n->rec_pos + (loff_t)m->nblk * RD_BLK);
+	if (!err && m->nblk)
+		err = vfs_fallocate(f, 0, n->rec_pos, (loff_t)m->nblk * RD_BLK);
+	for (blk = 0; !err && blk < m->nblk; blk++)
+		err = unionfs_odf_write(f, m->blk[blk], RD_BLK,
+					n->rec_pos + (loff_t)blk * RD_BLK);
+	if (!err)
+		err = unionfs_rdb_flush(n, &p->st, true);
+	if (!err)
+		err = unionfs_rdb_seal_index(n);
+	if (!err)
+		err = unionfs_odf_write(f, n->h, RD_BLK, 0);
+	if (!err)
+		err = unionfs_rd_install(sbi, p->ino);
+	n->f = NULL;
+	if (!err) {
+		*fp = f;
+		return 0;
+	}
+	fput(f);
+	unionfs_rd_fname(tmp, p->ino, true);
+	unionfs_rd_unlink(sbi, tmp);
 	return err;
 }
 
 /* ------------------------------------------------------------------ */
 /* The state of one directory                                           */
 /* ------------------------------------------------------------------ */
+
+static void unionfs_rd_detach(struct unionfs_rdstate *rd)
+{
+	if (rd->file)
+		fput(rd->file);
+	rd->file = NULL;
+	rd->file_mem = 0;
+}
+
+/* Write @p once, whoever asks first (@p->lock). */
+static void unionfs_rd_write_once(struct super_block *sb,
+				  struct unionfs_rdpend *p)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+	const struct cred *old_cred;
+	int idx;
+
+	mutex_lock(&p->lock);
+	if (!p->done && !p->dropped) {
+		p->err = -EROFS;
+		old_cred = unionfs_override_creds(sb);
+		if (unionfs_odf_write_begin(sbi, &idx)) {
+			p->err = unionfs_rd_write_pending(sbi, p, &p->f);
+			unionfs_odf_write_end(sbi, idx);
+		}
+		revert_creds(old_cred);
+		p->done = true;
+		if (p->err && p->err != -EROFS)
+			pr_warn_ratelimited("ODF '%s': cannot write the readdir state of directory %llu (error %d): its next listing builds it again\n",
+					    sbi->odf_name, p->ino, p->err);
+	}
+	mutex_unlock(&p->lock);
+}
+
+/*
+ * @p, written (or not), is no longer the directory's state in memory; rd->sem
+ * held for writing.  It is the state that its listing and streams use
+ * already: rd->seq does not move.  Not written (a full or read-only
+ * ODF), it is dropped: the next listing builds it again.
+ */
+static void unionfs_rd_settled(struct unionfs_rdstate *rd,
+			       struct unionfs_rdpend *p)
+{
+	if (rd->pending != p)
+		return;
+	rd->pending = NULL;
+	if (p->err && p->err != -EROFS)
+		rd->mem_failed = true;
+	if (!p->err && p->f) {
+		unionfs_rd_detach(rd);
+		rd->file = p->f;
+		p->f = NULL;
+		rd->file_mem = p->n->mem->id;
+		rd->absent = 0;
+	}
+	unionfs_rd_pend_put(p);
+}
+
+/* Write the state waiting in memory, if any, now; rd->sem held for writing. */
+static void unionfs_rd_settle(struct unionfs_rdstate *rd)
+{
+	struct unionfs_rdpend *p = rd->pending;
+
+	if (!p)
+		return;
+	unionfs_rd_write_once(rd->inode->i_sb, p);
+	unionfs_rd_settled(rd, p);
+}
+
+/*
+ * The work that writes a state built in memory, soon after its listing:
+ * the file is written without the state's lock, which is taken only to
+ * put it in place of the memory.
+ */
+static void unionfs_rd_work(struct work_struct *work)
+{
+	struct unionfs_rdstate *rd = container_of(work, struct unionfs_rdstate,
+						  work);
+	struct inode *inode = rd->inode;
+	struct unionfs_rdpend *p;
+
+	down_read(&rd->sem);
+	p = rd->pending;
+	if (p)
+		refcount_inc(&p->ref);
+	up_read(&rd->sem);
+	if (p) {
+		unionfs_rd_write_once(inode->i_sb, p);
+		down_write(&rd->sem);
+		unionfs_rd_settled(rd, p);
+		up_write(&rd->sem);
+		unionfs_rd_pend_put(p);
+	}
+	iput(inode);	/* may free rd: nothing of it after this */
+}
+
+/* @p, just built in memory, is the state of rd's directory until written. */
+static void unionfs_rd_defer(struct unionfs_rdstate *rd,
+			     struct unionfs_rdpend *p)
+{
+	rd->pending = p;
+	/* The inode stays until the work ran: it holds rd. */
+	ihold(rd->inode);
+	if (!queue_work(UNIONFS_SB(rd->inode->i_sb)->rd_wq, &rd->work))
+		iput(rd->inode);	/* queued already: that run writes it */
+}
+
+/*
+ * Wait until every state built in memory so far is written (or dropped).
+ * Unless @always, not while the ODF is frozen: they would wait for the
+ * thaw, and they are a cache.
+ */
+void unionfs_rd_flush(struct super_block *sb, bool always)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+
+	if (!sbi || !sbi->rd_wq)
+		return;
+	if (!always && sbi->odf.mnt &&
+	    READ_ONCE(sbi->odf.mnt->mnt_sb->s_writers.frozen) != SB_UNFROZEN)
+		return;
+	flush_workqueue(sbi->rd_wq);
+}
+
+/*
+ * At a remount: the states built in memory so far are written, under the
+ * branch set they were listed in.  Before remount,ro ends the session
+ * (@ro), listings build their states in the file from now on (until the
+ * remount fails or the union is rw again: sbi->rd_sync cleared), and a
+ * listing that was building one in memory when that was set is inside
+ * unionfs_odf_write_begin(): SRCU waits for it before the flush.
+ */
+void unionfs_rd_quiesce(struct super_block *sb, bool ro)
+{
+	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
+
+	if (ro) {
+		WRITE_ONCE(sbi->rd_sync, true);
+		synchronize_srcu(&sbi->odf_srcu);
+	}
+	unionfs_rd_flush(sb, false);
+}
+
+/* A view of the state in memory @p, as unionfs_rd_load() gives of a file. */
+static void unionfs_rd_view_pending(struct unionfs_rdio *io,
+				    const struct unionfs_rdpend *p)
+{
+	memcpy(io->h, p->n->h, RD_BLK);
+	io->f = NULL;
+	io->nb = p->n->nb;
+	io->next = p->n->next;
+	io->seed = p->n->seed;
+	io->rec_pos = p->n->rec_pos;
+	io->oversize = false;
+	io->mem = unionfs_rdmem_get(p->n->mem);
+}
 
 static struct unionfs_rdstate *unionfs_rd_get(struct inode *inode)
 {
@@ -1587,6 +1998,8 @@ static struct unionfs_rdstate *unionfs_rd_get(struct inode *inode)
 	if (!rd)
 		return NULL;
 	init_rwsem(&rd->sem);
+	rd->inode = inode;
+	INIT_WORK(&rd->work, unionfs_rd_work);
 	/* Nested unions: a state's lock may be taken inside a lower one's. */
 	lockdep_set_class(&rd->sem,
 			  &unionfs_rd_keys[min(inode->i_sb->s_stack_depth,
@@ -1605,13 +2018,19 @@ void unionfs_rd_free(struct inode *inode)
 
 	if (!rd)
 		return;
+	/* The work holds the inode while a state waits: none does now. */
+	WARN_ON_ONCE(rd->pending);
+	unionfs_rd_pend_put(rd->pending);
 	if (rd->file)
 		fput(rd->file);
 	kfree(rd);
 	UNIONFS_I(inode)->rd = NULL;
 }
 
-/* The file of the state, opened if needed (write side). 0 or -ENOENT. */
+/*
+ * The file of the state, written first if it waits in memory, opened if
+ * needed (write side).  0 or -ENOENT.
+ */
 static int unionfs_rd_attach(struct unionfs_rdstate *rd, struct inode *inode)
 {
 	struct file *f;
@@ -1619,6 +2038,7 @@ static int unionfs_rd_attach(struct unionfs_rdstate *rd, struct inode *inode)
 	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
 	u64 installs;
 
+	unionfs_rd_settle(rd);
 	if (rd->file)
 		return 0;
 	if (unionfs_rd_known_absent(rd, sbi))
@@ -1632,13 +2052,6 @@ static int unionfs_rd_attach(struct unionfs_rdstate *rd, struct inode *inode)
 	}
 	rd->file = f;
 	return 0;
-}
-
-static void unionfs_rd_detach(struct unionfs_rdstate *rd)
-{
-	if (rd->file)
-		fput(rd->file);
-	rd->file = NULL;
 }
 
 /* Is the state in io (header loaded) usable as it is? */
@@ -1674,6 +2087,7 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 {
 	struct inode *inode = d_inode(dentry);
 	struct unionfs_sb_info *sbi = UNIONFS_SB(inode->i_sb);
+	struct unionfs_rdpend *p = NULL, **pp;
 	enum unionfs_stat what;
 	u64 gen = 1;
 	struct file *f;
@@ -1696,6 +2110,15 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 	/* A read-only union writes nothing; remount,ro waits for a build. */
 	if (!unionfs_odf_write_begin(sbi, &idx))
 		return -EROFS;
+	/*
+	 * A build is made in memory and written after the listing, unless
+	 * remount,ro is near (read inside the section it waits for), memory
+	 * for such states is used up, or this directory's last one could
+	 * not be written (a full ODF: the build below fails the same way,
+	 * and the directory is listed from memory per stream).
+	 */
+	pp = READ_ONCE(sbi->rd_sync) || rd->mem_failed ||
+	     atomic_read(&sbi->rd_mem_blocks) >= RD_MEM_TOTAL ? NULL : &p;
 	if (err == -EUCLEAN) {
 		if (le32_to_cpu(io->h->rh_magic) == ODF_RD_MAGIC)
 			gen = le64_to_cpu(io->h->rh_generation) + 1;
@@ -1705,26 +2128,37 @@ static int unionfs_rd_prepare(struct unionfs_rdstate *rd, struct dentry *dentry,
 		/* Stale: reconcile, keeping every surviving ordinal. */
 		what = UNIONFS_ST_RD_RECONCILED;
 		gen = le64_to_cpu(io->h->rh_generation) + 1;
-		err = unionfs_rd_build(dentry, io, 0, &f);
+		err = unionfs_rd_build(dentry, io, 0, &f, NULL);
 		if (err == -EUCLEAN || err == -EOVERFLOW) {
 			unionfs_rd_damaged(dentry, err == -EUCLEAN ?
 					   "is damaged" : "is full");
-			err = unionfs_rd_build(dentry, NULL, gen, &f);
+			err = unionfs_rd_build(dentry, NULL, gen, &f, pp);
 			what = UNIONFS_ST_RD_REBUILT;
 		}
 	} else {
 		what = err == -EUCLEAN ? UNIONFS_ST_RD_REBUILT :
 					 UNIONFS_ST_RD_BUILT;
-		err = unionfs_rd_build(dentry, NULL, gen, &f);
+		err = unionfs_rd_build(dentry, NULL, gen, &f, pp);
+	}
+	if (!err) {
+		unionfs_count(sbi, what);
+		unionfs_rd_detach(rd);
+		rd->absent = 0;
+		WRITE_ONCE(rd->seq, rd->seq + 1);
+	}
+	if (!err && p) {
+		/*
+		 * Listed from memory now, written after the listing; queued
+		 * inside the section, so remount,ro's flush finds the work.
+		 */
+		unionfs_rd_view_pending(io, p);
+		unionfs_rd_defer(rd, p);
 	}
 	unionfs_odf_write_end(sbi, idx);
-	if (err)
+	if (err || p)
 		return err;
-	unionfs_count(sbi, what);
-	unionfs_rd_detach(rd);
+	rd->mem_failed = false;
 	rd->file = f;
-	rd->absent = 0;
-	WRITE_ONCE(rd->seq, rd->seq + 1);
 	io->f = f;
 	err = unionfs_rd_load(io, inode->i_ino);
 	/* Its record blocks are what this build wrote: no check needed. */
@@ -1761,6 +2195,13 @@ static int unionfs_rd_ready(struct dentry *dentry, struct unionfs_rdstate **rdp,
 		if (!unionfs_rd_load(io, d_inode(dentry)->i_ino) &&
 		    unionfs_rd_check(rd, io, dentry) > 0)
 			return 0;
+	} else if (rd->pending) {
+		/* Built in memory and fresh: listed from there. */
+		unionfs_rd_view_pending(io, rd->pending);
+		if (unionfs_rd_check(rd, io, dentry) > 0)
+			return 0;
+		unionfs_rdmem_put(io->mem);
+		io->mem = NULL;
 	}
 	up_read(&rd->sem);
 	down_write(&rd->sem);
@@ -1811,7 +2252,7 @@ bool unionfs_rd_exists(struct dentry *dentry)
 	struct dentry *d;
 	bool ret;
 
-	if (rd && READ_ONCE(rd->file))
+	if (rd && (READ_ONCE(rd->file) || READ_ONCE(rd->pending)))
 		return true;
 	unionfs_rd_fname(name, inode->i_ino, false);
 	old_cred = unionfs_override_creds(inode->i_sb);
@@ -1951,6 +2392,13 @@ static int unionfs_rd_emit(struct unionfs_rdio *io, struct dir_context *ctx)
 		struct page *page;
 		const u8 *p;
 
+		if (io->mem) {
+			/* Built by this union in memory: nothing to check. */
+			more = unionfs_rd_emit_block(io, io->mem->blk[blk], blk,
+						     i, end, ctx);
+			slot = (blk + 1) * RD_SPB;
+			continue;
+		}
 		page = unionfs_rd_block(io, (io->rec_pos >> PAGE_SHIFT) + blk,
 					nblk - blk);
 		if (IS_ERR(page))
@@ -1995,8 +2443,35 @@ void unionfs_rd_stream_free(struct unionfs_rdio *io)
 {
 	if (!io)
 		return;
-	fput(io->f);
+	if (io->f)
+		fput(io->f);
 	unionfs_rdio_free(io);
+}
+
+/*
+ * A stream listing a state from memory goes on in its file once it is
+ * written (the same entries at the same offsets: rd->seq did not move),
+ * so that an open stream holds no more than page cache.
+ */
+static void unionfs_rd_unmem(struct unionfs_rdio *io, struct dentry *dentry)
+{
+	struct unionfs_rdstate *rd = READ_ONCE(UNIONFS_I(d_inode(dentry))->rd);
+
+	if (!io->mem || !rd || READ_ONCE(rd->pending) ||
+	    !down_read_trylock(&rd->sem))
+		return;
+	if (!rd->pending && rd->file && rd->file_mem == io->mem->id &&
+	    io->seq == rd->seq) {
+		io->f = get_file(rd->file);
+		/* Its record blocks are what the build made: no check. */
+		if (io->checked)
+			bitmap_fill(io->checked,
+				    min_t(u32, RD_CHECKED_BLOCKS,
+					  DIV_ROUND_UP(io->next, RD_SPB)));
+		unionfs_rdmem_put(io->mem);
+		io->mem = NULL;
+	}
+	up_read(&rd->sem);
 }
 
 /*
@@ -2038,6 +2513,7 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx,
 		return 0;
 	old_cred = unionfs_override_creds(dentry->d_sb);
 	if (!rewind && unionfs_rd_kept_good(*keep, dentry)) {
+		unionfs_rd_unmem(*keep, dentry);
 		err = unionfs_rd_emit(*keep, ctx);
 		if (err != -EUCLEAN) {
 			revert_creds(old_cred);
@@ -2059,7 +2535,8 @@ int unionfs_rd_iterate(struct file *file, struct dir_context *ctx,
 		 * i_rwsem (held shared by our caller) keeps out; a reconcile
 		 * writes another file.
 		 */
-		get_file(io->f);
+		if (io->f)
+			get_file(io->f);
 		io->seq = rd->seq;
 		io->br_gen = br_gen;
 		up_read(&rd->sem);
@@ -2106,20 +2583,28 @@ int unionfs_rd_names_before(struct dentry *dentry, loff_t pos,
 	old_cred = unionfs_override_creds(dentry->d_sb);
 	down_read(&rd->sem);
 	err = -ENOENT;
-	if (!rd->file)
-		goto out;
-	io->f = rd->file;
-	err = unionfs_rd_load(io, d_inode(dentry)->i_ino);
-	if (err)
-		goto out;
+	if (rd->pending) {
+		unionfs_rd_view_pending(io, rd->pending);
+	} else {
+		if (!rd->file)
+			goto out;
+		io->f = rd->file;
+		err = unionfs_rd_load(io, d_inode(dentry)->i_ino);
+		if (err)
+			goto out;
+	}
+	err = 0;
 	limit = min_t(loff_t, max_t(loff_t, pos - ODF_RD_OFF_FIRST, 0),
 		      io->next);
 	while (!err && slot < limit) {
 		u32 blk = slot / RD_SPB, i = slot % RD_SPB;
 		u32 end = min_t(u32, RD_SPB, limit - blk * RD_SPB);
 
-		err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
-				       io->rec_pos + (loff_t)blk * RD_BLK);
+		if (io->mem)
+			memcpy(io->rbuf, io->mem->blk[blk], RD_BLK);
+		else
+			err = unionfs_odf_read(io->f, io->rbuf, RD_BLK,
+					       io->rec_pos + (loff_t)blk * RD_BLK);
 		while (!err && i < end) {
 			u8 *p = io->rbuf + i * RD_SLOT;
 
@@ -2196,6 +2681,8 @@ void unionfs_rd_begin(struct unionfs_rd_txn *t, struct dentry *dir,
 	down_write_nested(&rd->sem, subclass);
 	t->rd = rd;
 	t->dir = dir;
+	/* One built in memory is written first, then kept fresh. */
+	unionfs_rd_settle(rd);
 	/* No state: the next listing builds one; nothing to update. */
 	if (unionfs_rd_known_absent(rd, sbi)) {
 		t->stale = true;
@@ -2285,6 +2772,14 @@ void unionfs_rd_drop(struct dentry *dir)
 		return;
 	if (rd) {
 		down_write(&rd->sem);
+		/* One waiting in memory is not written, or goes below. */
+		if (rd->pending) {
+			mutex_lock(&rd->pending->lock);
+			rd->pending->dropped = true;
+			mutex_unlock(&rd->pending->lock);
+			unionfs_rd_pend_put(rd->pending);
+			rd->pending = NULL;
+		}
 		unionfs_rd_detach(rd);
 		WRITE_ONCE(rd->seq, rd->seq + 1);
 	}

@@ -36,6 +36,8 @@ static void unionfs_free_sbi(struct unionfs_sb_info *sbi)
 
 	if (!sbi)
 		return;
+	if (sbi->rd_wq)
+		destroy_workqueue(sbi->rd_wq);
 	unionfs_mapped_prune(sbi, true);	/* the branch inodes it holds */
 	for (i = 0; i < sbi->nbranches; i++)
 		unionfs_put_branch(&sbi->branches[i]);
@@ -98,6 +100,8 @@ static int unionfs_sync_fs(struct super_block *sb, int wait)
 
 	if (!sbi->has_upper || !wait)
 		return 0;
+	/* Readdir states listings built in memory go to the ODF first. */
+	unionfs_rd_flush(sb, false);
 	fs[0] = sbi->branches[0].root.mnt->mnt_sb;
 	fs[1] = sbi->odf.mnt->mnt_sb;
 	for (i = 0; i < 2; i++) {
@@ -337,6 +341,9 @@ static int unionfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	spin_lock_init(&sbi->mapped_lock);
 	sbi->mapped_prune_at = 64;
 	unionfs_stats_add(sb);	/* counts the recovery below too */
+	sbi->rd_wq = alloc_workqueue("unionfs-rd", WQ_UNBOUND, 0);
+	if (!sbi->rd_wq)
+		return -ENOMEM;
 	sbi->has_upper = !(fc->sb_flags & SB_RDONLY);
 	sbi->udba_none = opts->udba == UNIONFS_UDBA_NONE;
 	sbi->odf_name = kstrdup(opts->odf, GFP_KERNEL);
@@ -428,21 +435,12 @@ static int unionfs_get_tree(struct fs_context *fc)
 	return get_tree_nodev(fc, unionfs_fill_super);
 }
 
-/*
- * mount(8) passes the options /proc/mounts shows with every remount:
- * odf= and dirs= naming what is mounted change nothing.  Another dirs=,
- * add=, del= and mode= change the branches (remount.c), before the
- * read-only state would change (both in one remount are refused).
- */
-static int unionfs_reconfigure(struct fs_context *fc)
+/* The rest of a remount: the session, read-only or read-write. */
+static int unionfs_remount_session(struct fs_context *fc,
+				   struct super_block *sb, bool ro)
 {
-	struct super_block *sb = fc->root->d_sb;
-	bool ro = fc->sb_flags & SB_RDONLY;
 	int err;
 
-	err = unionfs_remount_branches(fc, sb);
-	if (err)
-		return err;
 	sync_filesystem(sb);
 	if (!ro && !UNIONFS_SB(sb)->has_upper)
 		return invalfc(fc,
@@ -458,6 +456,31 @@ static int unionfs_reconfigure(struct fs_context *fc)
 		   ((struct unionfs_options *)fc->fs_private)->udba ==
 		   UNIONFS_UDBA_NONE);
 	return 0;
+}
+
+/*
+ * mount(8) passes the options /proc/mounts shows with every remount:
+ * odf= and dirs= naming what is mounted change nothing.  Another dirs=,
+ * add=, del= and mode= change the branches (remount.c), before the
+ * read-only state would change (both in one remount are refused).
+ */
+static int unionfs_reconfigure(struct fs_context *fc)
+{
+	struct super_block *sb = fc->root->d_sb;
+	bool ro = fc->sb_flags & SB_RDONLY;
+	int err;
+
+	/*
+	 * Readdir states built in memory are written under the branch set
+	 * they were listed in, and before remount,ro ends the session.
+	 */
+	unionfs_rd_quiesce(sb, ro);
+	err = unionfs_remount_branches(fc, sb);
+	if (!err)
+		err = unionfs_remount_session(fc, sb, ro);
+	if (err || !ro)
+		WRITE_ONCE(UNIONFS_SB(sb)->rd_sync, false);
+	return err;
 }
 
 static void unionfs_free_fc(struct fs_context *fc)
@@ -493,8 +516,13 @@ static void unionfs_kill_sb(struct super_block *sb)
 {
 	struct unionfs_sb_info *sbi = UNIONFS_SB(sb);
 
-	if (sbi)
+	if (sbi) {
 		unionfs_stats_del(sbi);
+		/* Its works hold inodes: none may be left at eviction. */
+		unionfs_rd_flush(sb, true);
+		/* and the files they let go of go now, not after umount(2) */
+		flush_delayed_fput();
+	}
 	kill_anon_super(sb);
 	unionfs_free_sbi(sbi);
 }

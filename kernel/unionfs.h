@@ -123,6 +123,10 @@ struct unionfs_sb_info {
 	struct path readdir;	/* its /readdir */
 	/* readdir states installed (rdstate.c: a directory's "none" lapses) */
 	atomic64_t rd_installs;
+	/* writes the states listings built in memory (rdstate.c) */
+	struct workqueue_struct *rd_wq;
+	bool rd_sync;		/* remount,ro near: no state built in memory */
+	atomic_t rd_mem_blocks;	/* record blocks of those waiting in memory */
 	struct file *super_file;	/* /superblock, rw unions */
 	struct odf_super *odf_sb;	/* the header as last written */
 	bool odf_was_mounted;	/* the previous session did not end cleanly */
@@ -824,5 +828,7 @@ int unionfs_rd_names_before(struct dentry *dentry, loff_t pos,
 			    void *arg);
 loff_t unionfs_rd_end_offset(struct file *file);
 void unionfs_rd_free(struct inode *inode);
+void unionfs_rd_flush(struct super_block *sb, bool always);
+void unionfs_rd_quiesce(struct super_block *sb, bool ro);
 
 #endif /* _UNIONFS_H */
