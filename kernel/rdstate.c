@@ -1630,8 +1630,6 @@ static int unionfs_rd_build_for(struct dentry *dentry,
 		count = max_t(u64, count, le32_to_cpu(old->h->rh_live) + 1);
 	if (!counted && count > RD_STAGE_ALL)
 		return 1;	/* maybe more than fit: count them */
-	if (pendp && count > (u64)RD_MEM_BLOCKS * RD_SPB)
-		return 1;	/* maybe more than memory takes */
 	cap = clamp_t(u64, roundup_pow_of_two(max_t(u64, count, 1)), 64,
 		      counted ? RD_STAGE_MAX : RD_STAGE_ALL);
 	if (!pendp) {
