@@ -61,6 +61,16 @@ names() { awk '$1 != "end" && $4 != "." && $4 != ".." { print $4 }' "$1" | sort;
 seqnames() { local i; for ((i = 0; i < $1; i++)); do echo "f$i"; done | sort; }
 state_of() { echo "$odf/readdir/$(printf %016x "$(stat -c %i "$1")")"; }
 stat_of() { cat "$S/$1"; }
+# remount WHAT: unmount with umount(8) (union_umount's find would list
+# every directory), fail on "Busy inodes", mount again.
+remount() {
+	klog_mark
+	umount $u || fail "umount $u $1"
+	klog_new | grep -q "Busy inodes" &&
+		fail "unmount $1 left busy inodes: $(klog_new | grep 'Busy inodes')"
+	union_mount $u "$opts"
+	S=/sys/fs/unionfs/$(mountpoint -d $u)
+}
 
 for d in a b c e; do mkmerged $d 300; done
 for i in $(seq 16); do mkmerged s$i 100; done
@@ -92,10 +102,7 @@ expect_eq "states built (a/)" 1 "$(stat_of readdir_built)"
 
 # --- B: the first listing's offsets are the state's ---
 "$DL" $u/b >$TMP/b1 || fail "dirlist b/"
-# (umount(8), not union_umount: its find would list every directory)
-umount $u || fail "umount $u"
-union_mount $u "$opts"
-S=/sys/fs/unionfs/$(mountpoint -d $u)
+remount "after listing b/"
 "$DL" $u/b >$TMP/b2 || fail "dirlist b/ after remount"
 expect_eq "states built by a listing after remount" 0 "$(stat_of readdir_built)"
 expect_eq "b/: d_off d_ino d_type name of the first listing, then from the state" \
@@ -141,11 +148,7 @@ done
 for w in 1 2 3 4; do
 	eval wait \$p$w || fail "worker $w failed"
 done
-klog_mark
-umount $u || fail "umount $u after the workers"
-klog_new | grep -q "Busy inodes" && fail "unmount left busy inodes: $(klog_new | grep 'Busy inodes')"
-union_mount $u "$opts"
-S=/sys/fs/unionfs/$(mountpoint -d $u)
+remount "after the workers"
 for i in $(seq 16); do
 	"$DL" $u/s$i >$TMP/s || fail "dirlist s$i after remount"
 	expect_eq "names of s$i" "$( (seqnames 100; printf 'w%s\n' 1 2 3 4) | sort)" "$(names $TMP/s)"
@@ -154,14 +157,10 @@ expect_eq "states built after remount (all written at unmount)" 0 "$(stat_of rea
 expect_eq "states reconciled after remount" 0 "$(stat_of readdir_reconciled)"
 
 # --- G: states still in memory at unmount are written then ---
-klog_mark
 for i in $(seq 8); do
 	"$DL" $u/g$i >$TMP/g$i.1 || fail "dirlist g$i"
 done
-umount $u || fail "umount $u right after the listings"
-klog_new | grep -q "Busy inodes" && fail "unmount left busy inodes: $(klog_new | grep 'Busy inodes')"
-union_mount $u "$opts"
-S=/sys/fs/unionfs/$(mountpoint -d $u)
+remount "right after the listings"
 for i in $(seq 8); do
 	"$DL" $u/g$i >$TMP/g$i.2 || fail "dirlist g$i after remount"
 	expect_eq "g$i: the first listing, then from the state written at unmount" \
@@ -207,8 +206,7 @@ mkdir $b0/huge && : >$b0/huge/up || fail "cannot make the upper part of huge/"
 [ -f "$(state_of $u/huge)" ] || fail "the state of huge/ is not in place when its listing returns"
 expect_eq "entries of huge/ (with . and ..)" 270003 "$(grep -vc '^end ' $TMP/h1)"
 expect_eq "names of huge/ listed twice" "" "$(names $TMP/h1 | uniq -d | head -n 3)"
-umount $u || fail "umount $u"
-union_mount $u "$opts"
+remount "after listing huge/"
 "$DL" $u/huge >$TMP/h2 || fail "dirlist huge/ after remount"
 cmp -s $TMP/h1 $TMP/h2 || fail "huge/: the listing after remount differs: $(diff $TMP/h1 $TMP/h2 | head -n 4 | tr '\n' ' ')"
 
